@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * argv.h: struct sb_argv, a NULL-terminated vector of strings for argv and envp
+ * (STYLE.md rule 10).
+ *
+ * v is never NULL and v[n] is always NULL, so a vector can go straight to execve. The
+ * vector owns its strings.
+ */
+#ifndef SB_ARGV_H
+#define SB_ARGV_H
+
+#include "sb/common.h"
+
+struct sb_argv {
+	char **v;
+	size_t n;
+	size_t cap; /* 0 while v points at the shared empty vector */
+};
+
+extern char *sb_argv_empty[1];
+
+#define SB_ARGV_INIT { .v = sb_argv_empty, .n = 0, .cap = 0 }
+
+void sb_argv_init(struct sb_argv *a);
+void sb_argv_push(struct sb_argv *a, const char *s);
+void sb_argv_pushf(struct sb_argv *a, const char *fmt, ...) _printf_(2, 3);
+/* Push each string of the NULL-terminated list v. */
+void sb_argv_pushv(struct sb_argv *a, const char *const *v);
+/* Push several strings; the list ends with NULL. */
+void sb_argv_pushl(struct sb_argv *a, ...) __attribute__((sentinel));
+void sb_argv_release(struct sb_argv *a);
+/* Hand the vector to the caller (free each string, then the array); a becomes empty. */
+char **sb_argv_detach(struct sb_argv *a);
+
+/*
+ * Environment helpers: set NAME=value, replacing an existing NAME entry; look one up.
+ * name must not contain '='.
+ */
+void sb_env_set(struct sb_argv *env, const char *name, const char *value);
+const char *sb_env_get(const struct sb_argv *env, const char *name);
+
+/* Free a vector returned by sb_argv_detach. */
+void sb_strv_free(char **v);
+
+#define _cleanup_argv_ _cleanup_(sb_argv_release)
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * limits.h: every bound on untrusted input, in one place (STYLE.md rule 16).
+ *
+ * A parser takes its limit from here by name, so a reviewer can see at a glance what any
+ * input may cost. docs/limits.md lists them.
+ */
+#ifndef SB_LIMITS_H
+#define SB_LIMITS_H
+
+/* Identifiers */
+#define SB_TASK_ID_MAX	     128  /* task id (upstream schema) */
+#define SB_RUN_ID_MAX	     64	  /* --run-id */
+#define SB_NAME_MAX	     128  /* agent, model and dataset names */
+
+/* Paths */
+#define SB_PATH_MAX	     4096 /* any path we build or accept */
+#define SB_PATH_DEPTH_MAX    64	  /* components of a relative path in a task folder */
+
+/* Files read whole into memory */
+#define SB_CONFIG_FILE_MAX   (1024 * 1024)	 /* config.yaml, agent.yaml, dataset.yaml */
+#define SB_DOCKERFILE_MAX    (1024 * 1024)	 /* a task's Dockerfile */
+#define SB_JSON_FILE_MAX     (16 * 1024 * 1024) /* result.json, manifest.json, ... */
+
+/* YAML (libyaml event loader) */
+#define SB_YAML_DEPTH_MAX    32	  /* nested collections */
+#define SB_YAML_NODES_MAX    100000 /* nodes in one document */
+#define SB_YAML_SCALAR_MAX   (256 * 1024) /* bytes in one scalar */
+
+/* JSON (jansson) */
+#define SB_JSON_DEPTH_MAX    64	  /* nested arrays/objects we accept after parsing */
+
+/* Dockerfile parser */
+#define SB_DOCKERFILE_INSNS_MAX 4096 /* instructions */
+#define SB_DOCKERFILE_LINE_MAX	(64 * 1024) /* bytes in one logical instruction */
+
+/* Datasets */
+#define SB_DATASET_TASKS_MAX 10000 /* task folders in one dataset */
+#define SB_TASK_FILES_MAX    10000 /* files walked in one task folder */
+
+/* Child processes */
+#define SB_CAPTURE_DEFAULT   (1024 * 1024) /* bytes of a child's output kept by default */
+#define SB_KILL_GRACE_MS     2000	    /* SIGTERM -> SIGKILL grace for a process group */
+
+#endif

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * task.h: a task's sse/config.yaml, in the strict schema of upstream-reference.md §2.2.
+ *
+ * Unknown keys are errors (with the closest known key suggested), strings are stripped of
+ * surrounding whitespace, every path is a safe relative path (path.h), and each problem is
+ * reported with its line and column. Parsing goes on after a problem, so a user sees every
+ * problem of a file at once.
+ */
+#ifndef SB_TASK_H
+#define SB_TASK_H
+
+#include <jansson.h>
+
+#include "sb/common.h"
+#include "sb/diag.h"
+
+/* A string value and where it was written; s == NULL when the key is absent or null. */
+struct sb_task_str {
+	char *s;
+	unsigned line, col;
+};
+
+struct sb_task_list {
+	struct sb_task_str *v;
+	size_t n;
+	bool present; /* the key was there (possibly as null or an empty list) */
+	unsigned line, col;
+};
+
+struct sb_task_config {
+	struct sb_task_str id, project, repository, language, source;
+	struct {
+		struct sb_task_str issue, bug_description;
+		struct sb_task_list crash_report;
+	} task_description;
+	struct {
+		struct sb_task_str build, run, test;
+	} scripts;
+	struct {
+		struct sb_task_str patch, future_test, security_test, intent_test;
+		struct sb_task_list poc;
+	} files;
+	struct sb_task_str sanitizer, type, binary, trigger_commit, patch_commit, originality;
+	struct sb_task_list reference;
+};
+
+/*
+ * Parse and check config.yaml. Problems are added to diags under the name `file`. Returns
+ * the config (never NULL): fields with a problem are left unset. The caller knows the file
+ * is valid when diags gained nothing.
+ */
+struct sb_task_config *sb_task_config_parse(const char *data, size_t len, const char *file,
+    struct sb_diags *diags);
+
+void sb_task_config_free(struct sb_task_config *c);
+static inline void
+sb_task_config_freep(struct sb_task_config **c)
+{
+	sb_task_config_free(*c);
+}
+#define _cleanup_task_config_ _cleanup_(sb_task_config_freep)
+
+/* The checks a task has (upstream §2.3), as flags. */
+enum sb_task_check {
+	SB_CHECK_BUILD = 1 << 0,	 /* scripts.build */
+	SB_CHECK_POC = 1 << 1,		 /* scripts.run and at least one files.poc */
+	SB_CHECK_FUNCTION_TEST = 1 << 2, /* scripts.test */
+	SB_CHECK_INTENT_TEST = 1 << 3,	 /* scripts.test and files.future_test */
+};
+unsigned sb_task_checks(const struct sb_task_config *c);
+/* "build", "poc", "function_test", "intent_test" */
+const char *sb_task_check_name(enum sb_task_check check);
+
+/* One path the config names (a script, a diff, a PoC, a report), for resolution. */
+struct sb_task_path_ref {
+	char *key; /* "scripts.build", "files.poc[0]", ... (owned) */
+	const struct sb_task_str *path;
+};
+
+/* All paths the config names, in file order of the schema. Free with sb_task_path_refs_free. */
+size_t sb_task_config_paths(const struct sb_task_config *c, struct sb_task_path_ref **ret);
+void sb_task_path_refs_free(struct sb_task_path_ref *refs, size_t n);
+
+/* The config as JSON with every key present (null when unset), as upstream's manifest. */
+json_t *sb_task_config_to_json(const struct sb_task_config *c);
+
+#endif

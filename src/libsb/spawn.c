@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * spawn.c: start a child from an argv vector and supervise it.
+ *
+ * One path for every child, fork + execve, rather than posix_spawn for some: the
+ * credential drop, seccomp and fchdir need code between fork and exec anyway, and one
+ * path is one thing to get right. The child runs only async-signal-safe calls on data the
+ * parent prepared.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "sb/exit.h"
+#include "sb/limits.h"
+#include "sb/mem.h"
+#include "sb/sig.h"
+#include "sb/spawn.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+enum child_step {
+	STEP_SIGNALS = 1,
+	STEP_SESSION,
+	STEP_STDIO,
+	STEP_CWD,
+	STEP_RLIMIT,
+	STEP_CREDS,
+	STEP_DEATHSIG,
+	STEP_FDS,
+	STEP_SECCOMP,
+	STEP_EXEC,
+};
+
+static const char *
+step_name(int step)
+{
+	switch (step) {
+	case STEP_SIGNALS:
+		return "reset signals";
+	case STEP_SESSION:
+		return "new session/process group";
+	case STEP_STDIO:
+		return "set up stdin/stdout/stderr";
+	case STEP_CWD:
+		return "change directory";
+	case STEP_RLIMIT:
+		return "set resource limits";
+	case STEP_CREDS:
+		return "drop privileges";
+	case STEP_DEATHSIG:
+		return "set parent-death signal";
+	case STEP_FDS:
+		return "mark descriptors close-on-exec";
+	case STEP_SECCOMP:
+		return "load seccomp filter";
+	case STEP_EXEC:
+		return "execve";
+	}
+	return "?";
+}
+
+struct child_report {
+	int step;
+	int errnum;
+};
+
+/* What the child needs, all resolved by the parent before fork. */
+struct child_plan {
+	const struct sb_cmd *c;
+	int fds[3];	/* source fd for 0, 1, 2 */
+	int report_fd;
+	int max_fd;	/* for the close-on-exec fallback loop */
+};
+
+/* Mark every fd >= 3 close-on-exec; async-signal-safe. */
+static int
+child_cloexec_from3(int max_fd)
+{
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;
+	/* Kernels before 5.11: walk the table. fcntl is async-signal-safe; EBADF is fine. */
+	for (int fd = 3; fd < max_fd; fd++) {
+		int fl = fcntl(fd, F_GETFD);
+
+		if (fl >= 0 && !(fl & FD_CLOEXEC) && fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static _noreturn_ void
+child_run(const struct child_plan *p)
+{
+	const struct sb_cmd *c = p->c;
+	struct child_report rep = { 0, 0 };
+	int src[3];
+	const char *drop_step;
+
+	rep.step = STEP_SIGNALS;
+	if (sb_sig_reset_all() < 0)
+		goto fail;
+	rep.step = STEP_SESSION;
+	if ((c->flags & SB_CMD_NEW_SESSION) && setsid() < 0)
+		goto fail;
+	if (!(c->flags & SB_CMD_NEW_SESSION) && (c->flags & SB_CMD_NEW_PGRP) && setpgid(0, 0) < 0)
+		goto fail;
+
+	/*
+	 * stdio: first lift any source below 3 out of the way (so that dup2 onto 0..2 cannot
+	 * clobber a source still to be used), then dup2 each onto its place. dup2 clears
+	 * close-on-exec on the target, so the child keeps exactly 0, 1 and 2.
+	 */
+	rep.step = STEP_STDIO;
+	for (int i = 0; i < 3; i++) {
+		src[i] = p->fds[i];
+		if (src[i] >= 0 && src[i] < 3 && src[i] != i) {
+			src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 3);
+			if (src[i] < 0)
+				goto fail;
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		if (src[i] == i) {
+			int fl = fcntl(i, F_GETFD);
+
+			if (fl < 0 || fcntl(i, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+				goto fail;
+		} else if (dup2(src[i], i) < 0) {
+			goto fail;
+		}
+	}
+	rep.step = STEP_CWD;
+	if (c->cwd_fd >= 0 && fchdir(c->cwd_fd) < 0)
+		goto fail;
+	rep.step = STEP_RLIMIT;
+	for (size_t i = 0; i < c->n_rlimits; i++) {
+		struct rlimit rl = { c->rlimits[i].cur, c->rlimits[i].max };
+
+		if (setrlimit(c->rlimits[i].resource, &rl) < 0)
+			goto fail;
+	}
+	if (c->creds != NULL) {
+		rep.step = STEP_CREDS;
+		if (sb_priv_drop(c->creds, &drop_step) < 0)
+			goto fail;
+	}
+	/* After the uid change, which clears the parent-death signal. */
+	rep.step = STEP_DEATHSIG;
+	if ((c->flags & SB_CMD_DEATHSIG) && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		goto fail;
+	rep.step = STEP_FDS;
+	if (child_cloexec_from3(p->max_fd) < 0)
+		goto fail;
+	/* Last: the filter must not be able to stop any step above. It must allow execve. */
+	if (c->seccomp != NULL) {
+		rep.step = STEP_SECCOMP;
+		if (sb_seccomp_install(c->seccomp) < 0)
+			goto fail;
+	}
+	rep.step = STEP_EXEC;
+	execve(c->path, c->argv, c->envp);
+fail:
+	rep.errnum = errno;
+	(void)!write(p->report_fd, &rep, sizeof(rep));
+	_exit(SB_EXIT_CANNOT_EXEC);
+}
+
+static char *const empty_env[] = { NULL };
+
+int
+sb_cmd_start(struct sb_cmd *c, struct sb_error **err)
+{
+	_cleanup_close_ int devnull = -1, rep_rd = -1, rep_wr = -1;
+	_cleanup_close_ int in_rd = -1, in_wr = -1, out_rd = -1, out_wr = -1, err_rd = -1,
+			    err_wr = -1;
+	struct sb_cmd copy = *c;
+	struct child_plan plan;
+	struct child_report rep;
+	struct rlimit nofile;
+	int fds[2];
+	ssize_t n;
+	pid_t pid;
+
+	if (c->path == NULL || c->argv == NULL || c->argv[0] == NULL)
+		return sb_error_set(err, EINVAL, "incomplete command");
+	if (copy.envp == NULL)
+		copy.envp = empty_env;
+	if (c->stdin_fd == SB_CMD_DEVNULL || c->stdout_fd == SB_CMD_DEVNULL ||
+	    c->stderr_fd == SB_CMD_DEVNULL) {
+		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (devnull < 0)
+			return sb_error_errno(err, errno, "open /dev/null");
+	}
+	if (c->stdin_fd == SB_CMD_CAPTURE) {
+		if (pipe2(fds, O_CLOEXEC) < 0)
+			return sb_error_errno(err, errno, "pipe2");
+		in_rd = fds[0], in_wr = fds[1];
+	}
+	if (c->stdout_fd == SB_CMD_CAPTURE) {
+		if (pipe2(fds, O_CLOEXEC) < 0)
+			return sb_error_errno(err, errno, "pipe2");
+		out_rd = fds[0], out_wr = fds[1];
+	}
+	if (c->stderr_fd == SB_CMD_CAPTURE && !(c->flags & SB_CMD_STDERR_TO_STDOUT)) {
+		if (pipe2(fds, O_CLOEXEC) < 0)
+			return sb_error_errno(err, errno, "pipe2");
+		err_rd = fds[0], err_wr = fds[1];
+	}
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return sb_error_errno(err, errno, "pipe2");
+	rep_rd = fds[0], rep_wr = fds[1];
+
+	memset(&plan, 0, sizeof(plan));
+	plan.c = &copy;
+	plan.report_fd = rep_wr;
+	plan.fds[0] = c->stdin_fd == SB_CMD_DEVNULL ? devnull
+		: c->stdin_fd == SB_CMD_INHERIT	    ? 0
+		: c->stdin_fd == SB_CMD_CAPTURE	    ? in_rd
+						    : c->stdin_fd;
+	plan.fds[1] = c->stdout_fd == SB_CMD_DEVNULL ? devnull
+		: c->stdout_fd == SB_CMD_INHERIT     ? 1
+		: c->stdout_fd == SB_CMD_CAPTURE     ? out_wr
+						     : c->stdout_fd;
+	if (c->flags & SB_CMD_STDERR_TO_STDOUT)
+		plan.fds[2] = plan.fds[1];
+	else
+		plan.fds[2] = c->stderr_fd == SB_CMD_DEVNULL ? devnull
+			: c->stderr_fd == SB_CMD_INHERIT     ? 2
+			: c->stderr_fd == SB_CMD_CAPTURE     ? err_wr
+							     : c->stderr_fd;
+	plan.max_fd = getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < 1048576
+		? (int)nofile.rlim_cur
+		: 65536;
+
+	pid = fork();
+	if (pid < 0)
+		return sb_error_errno(err, errno, "fork");
+	if (pid == 0)
+		child_run(&plan);
+
+	/* Both sides set the group, so it exists before either uses it. */
+	if ((c->flags & SB_CMD_NEW_PGRP) && !(c->flags & SB_CMD_NEW_SESSION))
+		(void)setpgid(pid, pid);
+	/* Our copy of the write end must go, or read() never sees EOF. */
+	rep_wr = sb_close(rep_wr);
+	n = SB_RETRY_EINTR(read(rep_rd, &rep, sizeof(rep)));
+	if (n == (ssize_t)sizeof(rep)) {
+		(void)SB_RETRY_EINTR(waitpid(pid, NULL, 0));
+		return sb_error_errno(err, rep.errnum, "cannot start '%s': %s", c->argv[0],
+		    step_name(rep.step));
+	}
+	/* EOF: execve() succeeded and closed the close-on-exec report pipe. */
+	c->pid = pid;
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	c->in_pipe = TAKE_FD(in_wr);
+	c->out_pipe = TAKE_FD(out_rd);
+	c->err_pipe = TAKE_FD(err_rd);
+	return 0;
+}
+
+void
+sb_cmd_kill(const struct sb_cmd *c, int sig)
+{
+	if (c->pid <= 0)
+		return;
+	if (c->flags & (SB_CMD_NEW_PGRP | SB_CMD_NEW_SESSION))
+		(void)kill(-c->pid, sig);
+	else
+		(void)kill(c->pid, sig);
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Read what is available on *fd into b (up to its max), count the rest; close on EOF. */
+static void
+drain_fd(int *fd, struct sb_buf *b, size_t *dropped)
+{
+	char chunk[16384];
+	ssize_t n = read(*fd, chunk, sizeof(chunk));
+
+	if (n > 0)
+		*dropped += sb_buf_append_capped(b, chunk, (size_t)n);
+	else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+		*fd = sb_close(*fd);
+}
+
+/* write(2) to a pipe without dying of SIGPIPE if the reader has gone. */
+static ssize_t
+write_nosigpipe(int fd, const void *data, size_t len)
+{
+	sigset_t pipe_set, old;
+	struct timespec zero = { 0, 0 };
+	ssize_t n;
+	int saved;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	n = write(fd, data, len);
+	saved = errno;
+	if (n < 0 && errno == EPIPE)
+		(void)sigtimedwait(&pipe_set, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return n;
+}
+
+int
+sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
+{
+	uint64_t start = now_ms(), grace = c->grace_ms ? c->grace_ms : SB_KILL_GRACE_MS;
+	uint64_t drain = c->drain_ms ? c->drain_ms : 1000;
+	uint64_t term_at = c->timeout_ms ? start + c->timeout_ms : 0, kill_at = 0, drain_until = 0;
+	size_t cap = c->capture_max ? c->capture_max : SB_CAPTURE_DEFAULT, in_off = 0;
+	bool exited = false;
+	int status = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	sb_buf_init(&ret->out, cap);
+	sb_buf_init(&ret->err, cap);
+	if (c->in_pipe >= 0)
+		(void)fcntl(c->in_pipe, F_SETFL, O_NONBLOCK);
+	if (c->in_pipe >= 0 && c->stdin_len == 0)
+		c->in_pipe = sb_close(c->in_pipe);
+
+	for (;;) {
+		struct pollfd pfd[4];
+		nfds_t np = 0;
+		uint64_t now = now_ms(), wake = UINT64_MAX;
+		int timeout, r;
+
+		if (!exited) {
+			pid_t w = waitpid(c->pid, &status, WNOHANG);
+
+			if (w < 0 && errno != EINTR)
+				return sb_error_errno(err, errno, "waitpid");
+			if (w == c->pid) {
+				exited = true;
+				ret->elapsed_ms = now - start;
+				/* Anything the child left in its own group dies with it. */
+				if ((c->flags & (SB_CMD_NEW_PGRP | SB_CMD_NEW_SESSION)) &&
+				    !(c->flags & SB_CMD_NO_GROUP_REAP))
+					(void)kill(-c->pid, SIGKILL);
+				drain_until = now + drain;
+				c->in_pipe = sb_close(c->in_pipe);
+			}
+		}
+		if (exited && ((c->out_pipe < 0 && c->err_pipe < 0) || now >= drain_until))
+			break;
+		/* The timeout: SIGTERM first, SIGKILL if it is still there after the grace. */
+		if (!exited && term_at != 0 && now >= term_at && kill_at == 0) {
+			ret->timed_out = true;
+			sb_cmd_kill(c, SIGTERM);
+			kill_at = now + grace;
+		}
+		if (!exited && kill_at != 0 && now >= kill_at) {
+			sb_cmd_kill(c, SIGKILL);
+			kill_at = UINT64_MAX;
+		}
+		if (c->out_pipe >= 0)
+			pfd[np++] = (struct pollfd){ .fd = c->out_pipe, .events = POLLIN };
+		if (c->err_pipe >= 0)
+			pfd[np++] = (struct pollfd){ .fd = c->err_pipe, .events = POLLIN };
+		if (c->in_pipe >= 0)
+			pfd[np++] = (struct pollfd){ .fd = c->in_pipe, .events = POLLOUT };
+		if (!exited && c->pidfd >= 0)
+			pfd[np++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
+		if (!exited && term_at != 0 && kill_at == 0)
+			wake = term_at;
+		if (!exited && kill_at != 0 && kill_at != UINT64_MAX)
+			wake = kill_at;
+		if (exited)
+			wake = drain_until;
+		/* Without a pidfd we cannot be woken by the exit: look every 20 ms. */
+		if (!exited && c->pidfd < 0 && wake > now + 20)
+			wake = now + 20;
+		timeout = wake == UINT64_MAX ? -1 : wake <= now ? 0 : (int)(wake - now);
+		r = poll(pfd, np, timeout);
+		if (r < 0 && errno != EINTR)
+			return sb_error_errno(err, errno, "poll");
+		if (r <= 0)
+			continue;
+		for (nfds_t i = 0; i < np; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			if (pfd[i].fd == c->out_pipe)
+				drain_fd(&c->out_pipe, &ret->out, &ret->out_dropped);
+			else if (pfd[i].fd == c->err_pipe)
+				drain_fd(&c->err_pipe, &ret->err, &ret->err_dropped);
+			else if (pfd[i].fd == c->in_pipe) {
+				ssize_t n = write_nosigpipe(c->in_pipe,
+				    (const char *)c->stdin_data + in_off, c->stdin_len - in_off);
+
+				if (n > 0)
+					in_off += (size_t)n;
+				if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
+				    in_off == c->stdin_len)
+					c->in_pipe = sb_close(c->in_pipe);
+			}
+		}
+	}
+	c->out_pipe = sb_close(c->out_pipe);
+	c->err_pipe = sb_close(c->err_pipe);
+	c->pidfd = sb_close(c->pidfd);
+	c->pid = -1;
+	if (WIFSIGNALED(status)) {
+		ret->term_signal = WTERMSIG(status);
+		ret->exit_code = SB_EXIT_SIGNAL_BASE + ret->term_signal;
+	} else {
+		ret->exit_code = WEXITSTATUS(status);
+	}
+	if (ret->timed_out)
+		ret->exit_code = SB_EXIT_TIMEOUT;
+	return 0;
+}
+
+int
+sb_cmd_run(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
+{
+	if (sb_cmd_start(c, err) < 0)
+		return -1;
+	return sb_cmd_wait(c, ret, err);
+}
+
+void
+sb_cmd_result_release(struct sb_cmd_result *r)
+{
+	sb_buf_release(&r->out);
+	sb_buf_release(&r->err);
+}
+
+int
+sb_cmd_find_program(const char *name, const char *path_env, char **ret,
+    struct sb_error **err)
+{
+	_cleanup_free_ char *copy = NULL;
+	char *dir, *save = NULL;
+
+	if (name == NULL || *name == '\0')
+		return sb_error_set(err, ENOENT, "empty program name");
+	if (strchr(name, '/') != NULL) {
+		if (access(name, X_OK) < 0)
+			return sb_error_errno(err, errno, "'%s'", name);
+		*ret = sb_xstrdup(name);
+		return 0;
+	}
+	copy = sb_xstrdup(path_env != NULL ? path_env : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); dir != NULL; dir = strtok_r(NULL, ":", &save)) {
+		_cleanup_free_ char *cand = NULL;
+		struct stat st;
+
+		/* An empty or relative PATH entry would mean the current directory: skip it. */
+		if (dir[0] != '/')
+			continue;
+		cand = sb_xasprintf("%s/%s", dir, name);
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			*ret = TAKE_PTR(cand);
+			return 0;
+		}
+	}
+	return sb_error_set(err, ENOENT, "'%s' not found in PATH", name);
+}
+
+int
+sb_exit_code_for_exec_errno(int errnum)
+{
+	return errnum == ENOENT || errnum == ENOTDIR ? SB_EXIT_NOT_FOUND : SB_EXIT_CANNOT_EXEC;
+}
