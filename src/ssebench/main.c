@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * main.c: the ssebench command line: global options, the command table, dispatch.
+ *
+ * A command is only listed here once it works; groups (dataset, tasks) dispatch to their
+ * subcommands. Usage errors exit 2, user errors 1, Ctrl-C 130 (the upstream contract).
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sb/exit.h"
+#include "sb/log.h"
+#include "sb/mem.h"
+#include "sb/sig.h"
+
+#include "cli.h"
+
+static const struct cli_command dataset_commands[] = {
+	{
+	    .name = "validate",
+	    .summary = "check every task folder of a dataset",
+	    .usage = "ssebench dataset validate [DIR]",
+	    .help = "Check the task folders of the dataset DIR (default: the home's "
+		    "datasets/pilot)\n"
+		    "against the task format: the strict schema of sse/config.yaml, the id, the\n"
+		    "Dockerfile's rules, and that every file the config names is copied into\n"
+		    "/ssebench from a regular file of the task folder.\n"
+		    "\n"
+		    "Prints every problem of every task as 'path:line:col: message' and exits 1,\n"
+		    "or 'DIR: N tasks are valid' and exits 0.\n",
+	    .run = cmd_dataset_validate,
+	},
+	{ .name = NULL },
+};
+
+static const struct cli_command tasks_commands[] = {
+	{
+	    .name = "list",
+	    .summary = "list the tasks of a dataset",
+	    .usage = "ssebench tasks list [--local DIR] [--json]",
+	    .help = "List the tasks of the dataset DIR (default: the home's datasets/pilot): one\n"
+		    "line each with its id, language and project.\n"
+		    "\n"
+		    "  --local DIR  the dataset directory\n"
+		    "  --json       print a JSON array of task summaries instead (id, language,\n"
+		    "               project, repository, base and case image names under\n"
+		    "               $SSEBENCH_REGISTRY, arch, checks)\n",
+	    .run = cmd_tasks_list,
+	},
+	{ .name = NULL },
+};
+
+static const struct cli_command top_commands[] = {
+	{
+	    .name = "dataset",
+	    .summary = "check datasets of tasks",
+	    .usage = "ssebench dataset <command> [<args>]",
+	    .sub = dataset_commands,
+	},
+	{
+	    .name = "tasks",
+	    .summary = "look at the tasks of a dataset",
+	    .usage = "ssebench tasks <command> [<args>]",
+	    .sub = tasks_commands,
+	},
+	{ .name = NULL },
+};
+
+static const struct cli_command root = {
+	.name = "ssebench",
+	.summary = "benchmark AI agents on fixing real security vulnerabilities",
+	.usage = "ssebench [--version] [--help] <command> [<args>]",
+	.sub = top_commands,
+};
+
+int
+cli_fail(const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = sb_xvasprintf(fmt, ap);
+	va_end(ap);
+	sb_log(SB_LOG_ERROR, "%s", msg);
+	return SB_EXIT_FAILURE;
+}
+
+int
+cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = sb_xvasprintf(fmt, ap);
+	va_end(ap);
+	sb_log(SB_LOG_ERROR, "%s", msg);
+	fprintf(stderr, "usage: %s\n", cmd->usage);
+	fprintf(stderr, "Run '%s --help' for more.\n", cmd->usage[0] ? cmd->usage : "ssebench");
+	return SB_EXIT_USAGE;
+}
+
+/* --help: the usage line, the summary or the long help, and the subcommands of a group. */
+static void
+print_help(const struct cli_command *cmd, FILE *out)
+{
+	fprintf(out, "usage: %s\n", cmd->usage);
+	if (cmd->help == NULL && cmd->summary != NULL)
+		fprintf(out, "\nssebench %s: %s.\n", cmd->name, cmd->summary);
+	if (cmd->help != NULL)
+		fprintf(out, "\n%s", cmd->help);
+	if (cmd->sub != NULL) {
+		fprintf(out, "\nCommands:\n");
+		for (const struct cli_command *c = cmd->sub; c->name != NULL; c++)
+			fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	}
+}
+
+int
+cli_getopt(const struct cli_command *cmd, int argc, char **argv, const char *shortopts,
+    const struct option *longopts, int *ret_exit)
+{
+	int c, idx = 0;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, shortopts, longopts, &idx);
+	if (c == 'h') {
+		print_help(cmd, stdout);
+		*ret_exit = SB_EXIT_OK;
+		return -2;
+	}
+	if (c == '?') {
+		if (optopt != 0)
+			*ret_exit = cli_usage_error(cmd, "unknown option '-%c'", optopt);
+		else
+			*ret_exit = cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		return -2;
+	}
+	if (c == ':') {
+		*ret_exit = cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+		return -2;
+	}
+	return c;
+}
+
+/* Run a group: pick the subcommand named by argv[1]. */
+static int
+dispatch(const struct cli_command *group, int argc, char **argv)
+{
+	const char *name;
+
+	if (argc < 2)
+		return cli_usage_error(group, "%s", group == &root ? "no command given"
+								  : "no subcommand given");
+	name = argv[1];
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+		print_help(group, stdout);
+		return SB_EXIT_OK;
+	}
+	if (group == &root && strcmp(name, "--version") == 0) {
+		printf("ssebench %s\n", PACKAGE_VERSION);
+		return SB_EXIT_OK;
+	}
+	if (name[0] == '-')
+		return cli_usage_error(group, "unknown option '%s'", name);
+	for (const struct cli_command *c = group->sub; c->name != NULL; c++) {
+		if (strcmp(c->name, name) != 0)
+			continue;
+		if (c->sub != NULL)
+			return dispatch(c, argc - 1, argv + 1);
+		/* getopt_long starts afresh for each command (optind 0 resets glibc's state). */
+		optind = 0;
+		return c->run(c, argc - 1, argv + 1);
+	}
+	return cli_usage_error(group, "unknown command '%s'", name);
+}
+
+const char *
+cli_registry(void)
+{
+	const char *r = getenv("SSEBENCH_REGISTRY");
+
+	return r != NULL && *r != '\0' ? r : "localhost/ssebench";
+}
+
+/* A checkout: a directory with VERSION and datasets/. */
+static bool
+is_home(const char *dir)
+{
+	_cleanup_free_ char *v = sb_xasprintf("%s/VERSION", dir);
+	_cleanup_free_ char *d = sb_xasprintf("%s/datasets", dir);
+	struct stat st;
+
+	return stat(v, &st) == 0 && S_ISREG(st.st_mode) && stat(d, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *
+cli_home(void)
+{
+	static char *home;
+	const char *env;
+	char *cwd;
+
+	if (home != NULL)
+		return home;
+	env = getenv("SSEBENCH_HOME");
+	if (env != NULL && *env != '\0')
+		return home = sb_xstrdup(env);
+	cwd = getcwd(NULL, 0);
+	while (cwd != NULL) {
+		char *slash;
+
+		if (is_home(cwd))
+			return home = cwd;
+		slash = strrchr(cwd, '/');
+		if (slash == NULL || slash == cwd)
+			break;
+		*slash = '\0';
+	}
+	free(cwd);
+	return home = sb_xstrdup(SB_SOURCE_DIR);
+}
+
+char *
+cli_default_dataset(void)
+{
+	return sb_xasprintf("%s/datasets/pilot", cli_home());
+}
+
+int
+main(int argc, char **argv)
+{
+	sb_log_init("ssebench", SB_LOG_INFO, SB_LOG_LEVELS);
+	sb_sig_install_interrupt();
+	return dispatch(&root, argc, argv);
+}
