@@ -18,7 +18,7 @@
 struct sb_creds {
 	uid_t uid;
 	gid_t gid;
-	size_t ngroups;	 /* supplementary groups; 0 = none at all */
+	size_t ngroups;	 /* supplementary groups, at most 8; 0 = none at all */
 	gid_t groups[8]; /* fixed size: no allocation in the child */
 };
 
@@ -33,7 +33,8 @@ struct sb_creds {
  *   6. PR_SET_NO_NEW_PRIVS.
  * PR_SET_PDEATHSIG and seccomp come after this, in the caller: the kernel clears the death
  * signal when credentials change, and the filter must be last so it cannot block the steps.
- * Returns 0, or -1 with errno set (and *ret_step naming the step that failed).
+ * Returns 0, or -1 with errno set (and *ret_step naming the step that failed); more groups
+ * than creds->groups holds is EINVAL.
  * Async-signal-safe.
  */
 int sb_priv_drop(const struct sb_creds *creds, const char **ret_step);
@@ -52,7 +53,9 @@ enum sb_seccomp_profile {
 	 * For code we do not trust (agent, task scripts): kernel interfaces that a build or a
 	 * test never needs and that widen the attack surface or let a process reach outside
 	 * its uid's view (module loading, mounts, namespaces, keyrings, bpf, perf, kexec,
-	 * userfaultfd, process_vm_*, open_by_handle_at, ...) fail with EPERM.
+	 * userfaultfd, process_vm_*, open_by_handle_at, ...) fail with EPERM; so does clone(2)
+	 * with a CLONE_NEW* flag, and clone3(2), whose flags a filter cannot see, fails with
+	 * ENOSYS so that libc falls back to clone.
 	 */
 	SB_SECCOMP_UNTRUSTED,
 };

@@ -67,6 +67,7 @@ struct sb_cmd {
 	size_t capture_max;   /* bytes kept per captured stream; 0: SB_CAPTURE_DEFAULT */
 	uint64_t drain_ms;    /* after exit: how long to read output others hold open; 0: 1000 */
 	/* State, set by sb_cmd_start. */
+	uint64_t start_ms; /* CLOCK_MONOTONIC at the fork: the timeout counts from here */
 	pid_t pid;
 	int pidfd;
 	int in_pipe, out_pipe, err_pipe;
@@ -99,7 +100,9 @@ int sb_cmd_start(struct sb_cmd *c, struct sb_error **err);
 /*
  * Feed stdin, capture output, enforce the timeout, reap the child (and its group), then
  * fill *ret (which the caller releases with sb_cmd_result_release). Fails only if the
- * harness itself fails (poll, waitpid); a child's failure is in ret->exit_code.
+ * harness itself fails (poll, waitpid), or with EINVAL if c is not running (never started,
+ * or already waited for); a child's failure is in ret->exit_code. On failure *ret holds no
+ * memory.
  */
 int sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err);
 

@@ -85,6 +85,7 @@ struct child_report {
 /* What the child needs, all resolved by the parent before fork. */
 struct child_plan {
 	const struct sb_cmd *c;
+	pid_t parent;	/* to notice a parent that died before the death signal was set */
 	int fds[3];	/* source fd for 0, 1, 2 */
 	int report_fd;
 	int max_fd;	/* for the close-on-exec fallback loop */
@@ -166,12 +167,21 @@ child_run(const struct child_plan *p)
 	rep.step = STEP_DEATHSIG;
 	if ((c->flags & SB_CMD_DEATHSIG) && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		goto fail;
+	/* A parent that died before the prctl sent no signal: we would outlive it. */
+	if ((c->flags & SB_CMD_DEATHSIG) && getppid() != p->parent) {
+		errno = ESRCH;
+		goto fail;
+	}
 	rep.step = STEP_FDS;
 	if (child_cloexec_from3(p->max_fd) < 0)
 		goto fail;
 	/* Last: the filter must not be able to stop any step above. It must allow execve. */
 	if (c->seccomp != NULL) {
 		rep.step = STEP_SECCOMP;
+		/* Without a credential drop no_new_privs is not set yet, and an unprivileged
+		 * process may only load a filter with it. */
+		if (c->creds == NULL && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			goto fail;
 		if (sb_seccomp_install(c->seccomp) < 0)
 			goto fail;
 	}
@@ -181,6 +191,15 @@ fail:
 	rep.errnum = errno;
 	(void)!write(p->report_fd, &rep, sizeof(rep));
 	_exit(SB_EXIT_CANNOT_EXEC);
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static char *const empty_env[] = { NULL };
@@ -230,6 +249,7 @@ sb_cmd_start(struct sb_cmd *c, struct sb_error **err)
 
 	memset(&plan, 0, sizeof(plan));
 	plan.c = &copy;
+	plan.parent = getpid();
 	plan.report_fd = rep_wr;
 	plan.fds[0] = c->stdin_fd == SB_CMD_DEVNULL ? devnull
 		: c->stdin_fd == SB_CMD_INHERIT	    ? 0
@@ -250,6 +270,7 @@ sb_cmd_start(struct sb_cmd *c, struct sb_error **err)
 		? (int)nofile.rlim_cur
 		: 65536;
 
+	c->start_ms = now_ms();
 	pid = fork();
 	if (pid < 0)
 		return sb_error_errno(err, errno, "fork");
@@ -287,13 +308,15 @@ sb_cmd_kill(const struct sb_cmd *c, int sig)
 		(void)kill(c->pid, sig);
 }
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+/*
+ * a + b, or UINT64_MAX if that overflows: a huge timeout, grace or drain (UINT64_MAX as "no
+ * limit") must mean "never", not wrap around to a deadline in the past that fires at once.
+ */
+static uint64_t
+add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
 
 /* Read what is available on *fd into b (up to its max), count the rest; close on EOF. */
@@ -333,13 +356,21 @@ write_nosigpipe(int fd, const void *data, size_t len)
 int
 sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
 {
-	uint64_t start = now_ms(), grace = c->grace_ms ? c->grace_ms : SB_KILL_GRACE_MS;
+	uint64_t start = c->start_ms ? c->start_ms : now_ms();
+	uint64_t grace = c->grace_ms ? c->grace_ms : SB_KILL_GRACE_MS;
 	uint64_t drain = c->drain_ms ? c->drain_ms : 1000;
-	uint64_t term_at = c->timeout_ms ? start + c->timeout_ms : 0, kill_at = 0, drain_until = 0;
+	uint64_t term_at = c->timeout_ms ? add_sat(start, c->timeout_ms) : 0, kill_at = 0,
+		 drain_until = 0;
 	size_t cap = c->capture_max ? c->capture_max : SB_CAPTURE_DEFAULT, in_off = 0;
 	bool exited = false;
-	int status = 0;
+	int status = 0, saved;
 
+	/*
+	 * Not started (or already waited for): waitpid(-1) below would reap, and so steal, any
+	 * other child of the caller's.
+	 */
+	if (c->pid <= 0)
+		return sb_error_set(err, EINVAL, "command not running");
 	memset(ret, 0, sizeof(*ret));
 	sb_buf_init(&ret->out, cap);
 	sb_buf_init(&ret->err, cap);
@@ -357,8 +388,11 @@ sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
 		if (!exited) {
 			pid_t w = waitpid(c->pid, &status, WNOHANG);
 
-			if (w < 0 && errno != EINTR)
-				return sb_error_errno(err, errno, "waitpid");
+			if (w < 0 && errno != EINTR) {
+				saved = errno;
+				sb_cmd_result_release(ret);
+				return sb_error_errno(err, saved, "waitpid");
+			}
 			if (w == c->pid) {
 				exited = true;
 				ret->elapsed_ms = now - start;
@@ -366,7 +400,7 @@ sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
 				if ((c->flags & (SB_CMD_NEW_PGRP | SB_CMD_NEW_SESSION)) &&
 				    !(c->flags & SB_CMD_NO_GROUP_REAP))
 					(void)kill(-c->pid, SIGKILL);
-				drain_until = now + drain;
+				drain_until = add_sat(now, drain);
 				c->in_pipe = sb_close(c->in_pipe);
 			}
 		}
@@ -376,7 +410,7 @@ sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
 		if (!exited && term_at != 0 && now >= term_at && kill_at == 0) {
 			ret->timed_out = true;
 			sb_cmd_kill(c, SIGTERM);
-			kill_at = now + grace;
+			kill_at = add_sat(now, grace);
 		}
 		if (!exited && kill_at != 0 && now >= kill_at) {
 			sb_cmd_kill(c, SIGKILL);
@@ -399,10 +433,19 @@ sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
 		/* Without a pidfd we cannot be woken by the exit: look every 20 ms. */
 		if (!exited && c->pidfd < 0 && wake > now + 20)
 			wake = now + 20;
-		timeout = wake == UINT64_MAX ? -1 : wake <= now ? 0 : (int)(wake - now);
+		/* poll takes an int: a far deadline just means waking up early to look again. */
+		if (wake == UINT64_MAX)
+			timeout = -1;
+		else if (wake <= now)
+			timeout = 0;
+		else
+			timeout = wake - now > INT_MAX ? INT_MAX : (int)(wake - now);
 		r = poll(pfd, np, timeout);
-		if (r < 0 && errno != EINTR)
-			return sb_error_errno(err, errno, "poll");
+		if (r < 0 && errno != EINTR) {
+			saved = errno;
+			sb_cmd_result_release(ret);
+			return sb_error_errno(err, saved, "poll");
+		}
 		if (r <= 0)
 			continue;
 		for (nfds_t i = 0; i < np; i++) {
@@ -464,8 +507,13 @@ sb_cmd_find_program(const char *name, const char *path_env, char **ret,
 	if (name == NULL || *name == '\0')
 		return sb_error_set(err, ENOENT, "empty program name");
 	if (strchr(name, '/') != NULL) {
-		if (access(name, X_OK) < 0)
+		struct stat st;
+
+		if (stat(name, &st) < 0 || access(name, X_OK) < 0)
 			return sb_error_errno(err, errno, "'%s'", name);
+		/* access(X_OK) passes for a directory; execve would fail with EACCES. */
+		if (!S_ISREG(st.st_mode))
+			return sb_error_errno(err, EACCES, "'%s'", name);
 		*ret = sb_xstrdup(name);
 		return 0;
 	}
