@@ -42,4 +42,17 @@
 #define SB_CAPTURE_DEFAULT   (1024 * 1024) /* bytes of a child's output kept by default */
 #define SB_KILL_GRACE_MS     2000	    /* SIGTERM -> SIGKILL grace for a process group */
 
+/* Tree copies (scratch copies of a source tree) */
+#define SB_COPY_FILES_MAX    1000000		     /* entries in one copied tree */
+#define SB_COPY_BYTES_MAX    (8ULL * 1024 * 1024 * 1024) /* bytes in one copied tree */
+#define SB_COPY_DEPTH_MAX    256		     /* directory nesting */
+
+/* Patch capture (git.c) */
+#define SB_GIT_DIFF_MAX		 (64 * 1024 * 1024)  /* bytes of one diff (/diff, final.patch) */
+#define SB_GIT_COMMITS_LOG_MAX	 (1024 * 1024)	     /* bytes of commits.log */
+#define SB_GIT_FILE_MAX		 (256 * 1024 * 1024) /* bytes of one changed file to diff */
+#define SB_GIT_CHANGED_FILES_MAX 200000		     /* changed paths in one capture */
+#define SB_GIT_REF_FILE_MAX	 (16 * 1024 * 1024)  /* a ref file or packed-refs of the agent */
+#define SB_GIT_OBJECT_FILES_MAX	 1000000	     /* entries checked in .git/objects */
+
 #endif
