@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * proc.h: finding and killing every process of a user.
+ *
+ * The harness ends a phase by killing all processes of a uid, not just a process group: code
+ * that daemonises (double fork, setsid) leaves any group it was started in.
+ */
+#ifndef SB_PROC_H
+#define SB_PROC_H
+
+#include <sys/types.h>
+
+#include "sb/common.h"
+#include "sb/error.h"
+
+/*
+ * Number of live processes (not zombies) whose real, effective or saved uid is uid, as
+ * /proc shows them. The caller's own process never counts.
+ */
+int sb_proc_count_uid(uid_t uid, struct sb_error **err);
+
+/*
+ * SIGKILL every process of uid, then check /proc; repeat for up to `rounds` rounds with a
+ * growing pause. Each round forks a child that drops to uid/gid (no groups) and calls
+ * kill(-1, SIGKILL), which reaches every process that uid may signal, whatever its group or
+ * session. Needs root (CAP_SETUID/CAP_SETGID). Returns 0 when none is left, or -1 with
+ * EBUSY and the number left in the message.
+ */
+int sb_proc_kill_uid(uid_t uid, gid_t gid, unsigned rounds, struct sb_error **err);
+
+#endif
