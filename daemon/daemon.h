@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * daemon.h: what the parts of ssebench-daemon share.
+ *
+ * Three processes (docs/daemon.md):
+ *   - the helper (root, single-threaded): owns all state and every privileged operation,
+ *     and forks one worker per request;
+ *   - the agent front (an unprivileged uid): serves the agent socket and TCP with
+ *     libmicrohttpd and forwards requests to the helper over its own channel;
+ *   - the admin front (root, no capabilities): serves the admin socket, its own channel.
+ * The helper knows which channel a request came from, and that, not anything in the
+ * request, decides what is allowed: a compromised agent front cannot ask for the reference
+ * patch, grading or a withheld check.
+ */
+#ifndef SSEBENCH_DAEMON_H
+#define SSEBENCH_DAEMON_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sb/common.h"
+#include "sb/error.h"
+#include "sb/priv.h"
+#include "sb/task.h"
+
+/* --- configuration (daemon/config.c) --- */
+
+struct dconf {
+	/* Paths */
+	char *bench_path;   /* SSE_BENCH_PATH, /ssebench: task files (root-only) */
+	char *repo_path;    /* SSE_REPO_PATH, /ssebench-repo: pristine source (root-only) */
+	char *source;	    /* the agent's source tree (the config's source) */
+	char *results;	    /* SSE_RESULTS: logs, final.patch (root-only) */
+	char *archive;	    /* SSE_ARCHIVE: dialog.jsonl (the agent's) */
+	char *runner_dir;   /* SSE_RUNNER_DIR: scratch copies, 0710 root:runner */
+	char *state_dir;    /* SSE_DAEMON_STATE: private state, 0711 root */
+	/* Listeners */
+	char *agent_socket; /* SSE_DAEMON_SOCKET */
+	char *admin_socket; /* SSE_ADMIN_SOCKET */
+	unsigned http_port; /* SSE_HTTP_PORT; 0 = no TCP listener */
+	char *token;	    /* SSE_DAEMON_TOKEN; TCP requests must carry it */
+	/* The gate */
+	unsigned difficulty; /* SSE_DIFFICULTY 0..4 */
+	/* Users */
+	struct sb_creds agent;	/* SSE_AGENT_USER (model) */
+	struct sb_creds runner; /* SSE_RUNNER_USER (sse-runner) */
+	struct sb_creds front;	/* SSE_DAEMON_USER (sse-daemon, else nobody): the agent front */
+	char *agent_home;
+	char *runner_name;
+	/* Limits (seconds / bytes); non-positive or unparsable values fall back to defaults */
+	unsigned build_timeout, test_timeout, poc_timeout, bash_timeout, bash_timeout_max;
+	size_t output_cap;
+	unsigned runner_nproc; /* SSE_RUNNER_NPROC: RLIMIT_NPROC of task scripts */
+	/* The environment given to scripts and bash calls (secrets and SSE_ADMIN_* removed) */
+	char **base_env;
+	/* The task */
+	struct sb_task_config *task;
+	json_t *project_view; /* GET /project */
+	json_t *capabilities; /* GET /capabilities */
+};
+
+/*
+ * Read the environment and the task; on failure *err says why and the caller exits 2
+ * (bad difficulty, bad config) or 1. Does not touch the file system beyond reading.
+ */
+int dconf_load(struct dconf *c, struct sb_error **err);
+
+/* Is action allowed on the agent-facing listeners at this difficulty? (upstream §3.4) */
+bool dconf_gate_allows(unsigned difficulty, const char *action);
+
+/* --- messages between fronts and helper (daemon/proto.c) --- */
+
+enum dreq_type {
+	DREQ_BASH = 1,
+	DREQ_BENCHER,
+	DREQ_DIFF,
+	DREQ_FILES,
+	DREQ_DIALOG,
+	DREQ_RESULT,
+	DREQ_FINAL_DIFF,
+	DREQ_PREPARE_GRADING,
+	DREQ_AGENT_EXITED,
+	DREQ_REFERENCE_PATCH,
+	DREQ_MAX_,
+};
+
+#define DPROTO_MAGIC	0x53534231u /* "SSB1" */
+#define DPROTO_BODY_MAX (256 * 1024) /* request bodies (JSON) */
+#define DPROTO_REPLY_MAX ((uint64_t)128 * 1024 * 1024)
+
+struct dproto_hdr {
+	uint32_t magic;
+	uint32_t type; /* enum dreq_type */
+	uint32_t len;  /* JSON body bytes that follow */
+	uint32_t pad;
+};
+
+struct dproto_reply_hdr {
+	uint32_t status; /* HTTP status */
+	uint32_t pad;
+	uint64_t len;	 /* JSON body bytes that follow */
+};
+
+const char *dreq_name(enum dreq_type t);
+
+/*
+ * Front side: send a request on the channel and wait for the reply on a private socketpair
+ * whose other end travels with the request (SCM_RIGHTS). *ret_body is the reply (JSON).
+ */
+int dproto_call(int channel, enum dreq_type type, const char *body, size_t len,
+    unsigned *ret_status, char **ret_body, size_t *ret_len, struct sb_error **err);
+
+/*
+ * Helper side: receive one request. *ret_reply_fd is where the reply goes. Returns 0, 1 at
+ * end of file (the front went away), or -1 for a malformed message.
+ */
+int dproto_recv(int channel, struct dproto_hdr *ret_hdr, char **ret_body, int *ret_reply_fd,
+    struct sb_error **err);
+
+/* Write a reply (status + JSON) to fd, blocking until written. */
+int dproto_reply(int fd, unsigned status, const json_t *body);
+/* The same with a ready-made body. */
+int dproto_reply_raw(int fd, unsigned status, const char *body, size_t len);
+/* {"error": msg} with status. */
+int dproto_reply_error(int fd, unsigned status, const char *fmt, ...) _printf_(3, 4);
+
+/* --- request rules (daemon/request.c) --- */
+
+enum dchannel {
+	DCH_AGENT = 0, /* the agent front: agent socket and TCP */
+	DCH_ADMIN = 1, /* the admin front: admin socket */
+};
+
+/* What the access rules look at. */
+struct dpolicy {
+	unsigned difficulty;
+	bool agent_phase;
+	const struct sb_task_config *task;
+	const char *bench_path;
+};
+
+bool dreq_known_action(const char *action);
+
+/* The configured PoC that given names ("/ssebench/<rel>" or "<rel>"), or NULL. */
+const char *dreq_match_poc(const struct sb_task_config *t, const char *bench_path,
+    const char *given);
+
+/*
+ * The canonical request for type from what a client sent: the query's action/since and the
+ * body (NULL for requests without one). NULL means a malformed request (400). Strict: an
+ * unknown key or a wrong type in the body is malformed.
+ */
+json_t *dreq_from_client(enum dreq_type type, const char *action, const char *since,
+    const char *body, size_t len);
+
+/*
+ * The access rules (integrity-model's endpoint table, upstream §3.4 for the gate): 0 if the
+ * request may go ahead, else an HTTP status and a fixed message. req is canonical.
+ */
+unsigned dreq_policy(const struct dpolicy *p, enum dchannel ch, enum dreq_type t, json_t *req,
+    const char **ret_msg);
+
+/* --- the fronts (daemon/server.c) --- */
+
+enum listener_kind {
+	LISTEN_AGENT_UNIX, /* agent-facing, no token */
+	LISTEN_AGENT_TCP,  /* agent-facing, token required */
+	LISTEN_ADMIN,	   /* privileged, peer must be uid 0 */
+};
+
+struct front_listener {
+	enum listener_kind kind;
+	int fd;
+};
+
+/*
+ * Serve listeners with libmicrohttpd, forwarding to the helper over channel, until the
+ * channel closes or a signal arrives. Returns the process exit status.
+ */
+int front_run(const struct dconf *c, const struct front_listener *ls, size_t n, int channel);
+
+#endif

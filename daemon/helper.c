@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * helper.c: the privileged half of the daemon.
+ *
+ * A single-threaded loop (no threads: it forks) that owns the run's state — the agent
+ * phase, the queues, the workspaces — and answers requests from the two fronts. Which
+ * front a request came from decides what it may do (integrity-model: the endpoint table):
+ * the agent channel never gets the reference patch, grading, the agent_exited switch, a
+ * withheld check, or any tool after the agent phase. The fronts apply the same rules
+ * first; the helper does not rely on them.
+ *
+ * Each request that does real work runs in a worker the helper forks, so a long build never
+ * blocks a /diff, and a stuck script can be killed with its worker. Requests that must not
+ * overlap wait in their queue (bencher, bash, capture).
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "sb/buf.h"
+#include "sb/fs.h"
+#include "sb/json.h"
+#include "sb/limits.h"
+#include "sb/log.h"
+#include "sb/mem.h"
+#include "sb/proc.h"
+
+#include "helper.h"
+
+#define JOBS_MAX    128 /* running + queued requests */
+#define PENDING_MAX 256
+
+struct job {
+	pid_t pid; /* 0 while queued */
+	enum queue q;
+	uint64_t deadline_ms; /* CLOCK_MONOTONIC; the worker is killed past it */
+	struct job_spec spec;
+};
+
+static struct job jobs[JOBS_MAX];
+static size_t njobs;
+
+char *
+helper_home_name(const struct helper *h)
+{
+	return sb_xasprintf("home-%u", h->session);
+}
+
+static void
+spec_release(struct job_spec *s)
+{
+	json_decref(s->req);
+	free(s->action);
+	free(s->poc);
+	free(s->workspace);
+	free(s->home);
+	free(s->previous_build);
+	if (s->reply_fd >= 0)
+		close(s->reply_fd);
+	memset(s, 0, sizeof(*s));
+	s->reply_fd = -1;
+}
+
+static enum queue
+queue_of(enum dreq_type t)
+{
+	switch (t) {
+	case DREQ_BENCHER:
+	case DREQ_PREPARE_GRADING:
+		return Q_BENCHER;
+	case DREQ_BASH:
+		return Q_BASH;
+	case DREQ_DIFF:
+	case DREQ_FILES:
+		return Q_CAPTURE;
+	case DREQ_DIALOG:
+	case DREQ_RESULT:
+	case DREQ_FINAL_DIFF:
+	case DREQ_AGENT_EXITED:
+	case DREQ_REFERENCE_PATCH:
+	case DREQ_MAX_:
+		break;
+	}
+	return Q_NONE;
+}
+
+/* Is a configured script missing for this action? (upstream: 500 "script not configured") */
+static bool
+script_missing(const struct dconf *c, const char *action)
+{
+	if (strcmp(action, "build") == 0)
+		return c->task->scripts.build.s == NULL;
+	if (strcmp(action, "run_poc") == 0)
+		return c->task->scripts.run.s == NULL;
+	if (strcmp(action, "function_test") == 0)
+		return c->task->scripts.test.s == NULL;
+	return c->task->scripts.test.s == NULL || c->task->files.future_test.s == NULL;
+}
+
+/* Small reads from root-only places, answered by the helper itself. */
+static void
+reply_file(struct helper *h, int fd, int dirfd, const char *rel, const char *key,
+    bool result_shape)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX);
+	json_auto_t *j = NULL;
+
+	if (rel == NULL || sb_read_file_at(dirfd, rel, SB_OPEN_NO_SYMLINKS, &b, NULL) < 0)
+		sb_buf_reset(&b);
+	if (!result_shape) {
+		j = json_pack("{s:o}", key, sb_json_string_or_null(b.s));
+	} else {
+		json_auto_t *r = NULL;
+		json_t *pr, *rr;
+
+		/* GET /result: {available:false} until the evaluator wrote a parsable result. */
+		if (b.len == 0 || sb_json_load(b.s, b.len, SB_JSON_FILE_MAX, &r, NULL) < 0 ||
+		    !json_is_object(pr = json_object_get(r, "patch_result"))) {
+			j = json_pack("{s:b}", "available", 0);
+		} else {
+			rr = json_object_get(r, "runtime_result");
+			j = json_pack("{s:b, s:O, s:O}", "available", 1, "patch_result", pr,
+			    "runtime_result", rr != NULL ? rr : json_null());
+		}
+	}
+	(void)h;
+	dproto_reply(fd, 200, j);
+}
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * How long a worker may run: its own limits plus room for copies and clean-up. A worker
+ * past its deadline is killed and answered for, so a stuck capture (a FIFO planted while
+ * the agent runs) cannot hold its queue, or grading, forever.
+ */
+static uint64_t
+job_budget_s(const struct dconf *c, enum dreq_type t)
+{
+	unsigned longest = c->build_timeout > c->test_timeout ? c->build_timeout : c->test_timeout;
+
+	switch (t) {
+	case DREQ_BASH:
+		return (uint64_t)c->bash_timeout_max + 60;
+	case DREQ_BENCHER:
+		return (uint64_t)longest + 900;
+	case DREQ_PREPARE_GRADING:
+		return (uint64_t)c->test_timeout + 1800;
+	case DREQ_DIFF:
+	case DREQ_FILES:
+	case DREQ_DIALOG:
+	case DREQ_AGENT_EXITED:
+		return 300;
+	case DREQ_RESULT:
+	case DREQ_FINAL_DIFF:
+	case DREQ_REFERENCE_PATCH:
+	case DREQ_MAX_:
+		break;
+	}
+	return 60;
+}
+
+static struct job *
+job_add(enum queue q)
+{
+	struct job *j;
+
+	if (njobs >= JOBS_MAX)
+		return NULL;
+	j = &jobs[njobs++];
+	memset(j, 0, sizeof(*j));
+	j->q = q;
+	j->spec.reply_fd = -1;
+	return j;
+}
+
+static void
+job_remove(struct job *j)
+{
+	spec_release(&j->spec);
+	*j = jobs[--njobs];
+}
+
+/* Fork the worker for j. The helper keeps its copy of the reply fd to answer if the worker
+ * dies without answering. */
+static void
+job_start(struct helper *h, struct job *j)
+{
+	struct job_spec *s = &j->spec;
+	pid_t pid;
+
+	/* Decisions that change shared state are taken here, in order, before the fork. */
+	if (s->type == DREQ_BENCHER) {
+		if (strcmp(s->action, "build") == 0) {
+			free(s->previous_build);
+			s->previous_build = h->latest_build ? sb_xstrdup(h->latest_build) : NULL;
+			s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
+			free(h->latest_build);
+			h->latest_build = sb_xstrdup(s->workspace);
+		} else if (strcmp(s->action, "run_poc") == 0) {
+			s->workspace = h->latest_build ? sb_xstrdup(h->latest_build) : NULL;
+		} else {
+			s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
+		}
+		s->home = helper_home_name(h);
+	}
+	if (s->type == DREQ_PREPARE_GRADING) {
+		/* Grading starts a fresh runner session: nothing test_patch left takes part. */
+		h->session++;
+		free(h->latest_build);
+		h->latest_build = NULL;
+		h->grading_ready = false;
+		s->home = helper_home_name(h);
+	}
+	if (j->q != Q_NONE)
+		h->busy[j->q] = true;
+	pid = fork();
+	if (pid < 0) {
+		sb_log_errno(SB_LOG_ERROR, errno, "fork a worker for %s", dreq_name(s->type));
+		dproto_reply_error(s->reply_fd, 500, "the daemon could not start the work");
+		if (j->q != Q_NONE)
+			h->busy[j->q] = false;
+		job_remove(j);
+		return;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		int rc = 1;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGCHLD, SIG_DFL);
+		/* The worker talks only to its own requester. */
+		close(h->channels[DCH_AGENT]);
+		close(h->channels[DCH_ADMIN]);
+		switch (s->type) {
+		case DREQ_BASH:
+			rc = work_bash(h, s);
+			break;
+		case DREQ_BENCHER:
+			rc = work_bencher(h, s);
+			break;
+		case DREQ_DIFF:
+		case DREQ_FILES:
+			rc = work_capture(h, s);
+			break;
+		case DREQ_DIALOG:
+			rc = work_dialog(h, s);
+			break;
+		case DREQ_PREPARE_GRADING:
+			rc = work_prepare_grading(h, s);
+			break;
+		case DREQ_AGENT_EXITED:
+			rc = work_end_agent_phase(h, s);
+			break;
+		case DREQ_RESULT:
+		case DREQ_FINAL_DIFF:
+		case DREQ_REFERENCE_PATCH:
+		case DREQ_MAX_:
+			break;
+		}
+		_exit(rc);
+	}
+	j->pid = pid;
+	j->deadline_ms = mono_ms() + job_budget_s(h->c, s->type) * 1000;
+}
+
+/* Kill workers past their deadline (the reap answers for them); ms until the next one. */
+static int
+enforce_deadlines(struct helper *h)
+{
+	uint64_t now = mono_ms(), next = UINT64_MAX;
+
+	(void)h;
+	for (size_t i = 0; i < njobs; i++) {
+		if (jobs[i].pid == 0)
+			continue;
+		if (jobs[i].deadline_ms <= now) {
+			sb_log(SB_LOG_WARN, "worker for %s ran past its time limit; killing it",
+			    dreq_name(jobs[i].spec.type));
+			kill(jobs[i].pid, SIGKILL);
+			jobs[i].deadline_ms = now + 60000; /* only once a minute */
+		}
+		if (jobs[i].deadline_ms < next)
+			next = jobs[i].deadline_ms;
+	}
+	return next == UINT64_MAX ? -1 : (int)(next - now > 60000 ? 60000 : next - now);
+}
+
+/* Start whatever queued work can start now, oldest first within each queue. */
+static void
+schedule(struct helper *h)
+{
+	size_t i = 0;
+
+	while (i < njobs) {
+		struct job *j = &jobs[i];
+		size_t before = njobs;
+
+		/* prepare_grading must not overlap a capture (it uses the private index). */
+		if (j->pid != 0 || (j->q != Q_NONE && h->busy[j->q]) ||
+		    (j->spec.type == DREQ_PREPARE_GRADING && h->busy[Q_CAPTURE]) ||
+		    (j->q == Q_CAPTURE && h->busy[Q_BENCHER] && !h->agent_phase)) {
+			i++;
+			continue;
+		}
+		job_start(h, j);
+		/* A failed fork removed the job (the last one moved into its slot). */
+		if (njobs == before)
+			i++;
+	}
+}
+
+/* A worker ended: answer for it if it could not, update state, let the queue move. */
+static void
+job_finished(struct helper *h, struct job *j, int status)
+{
+	bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	bool replied = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 2);
+
+	if (!replied) {
+		sb_log(SB_LOG_WARN, "worker for %s ended without answering (status %d)",
+		    dreq_name(j->spec.type), status);
+		dproto_reply_error(j->spec.reply_fd, 500, "the daemon's worker failed");
+	}
+	if (j->spec.type == DREQ_PREPARE_GRADING)
+		h->grading_ready = ok;
+	if (j->q != Q_NONE)
+		h->busy[j->q] = false;
+	job_remove(j);
+}
+
+/* End of the agent phase: close the tools before anything else happens. */
+static void
+close_agent_tools(struct helper *h)
+{
+	h->agent_phase = false;
+	/* Queued agent work is refused; running agent work is stopped with its worker. */
+	for (size_t i = 0; i < njobs;) {
+		struct job *j = &jobs[i];
+
+		if (j->spec.ch == DCH_AGENT && (j->spec.type == DREQ_BASH || j->spec.type == DREQ_BENCHER)) {
+			if (j->pid == 0) {
+				dproto_reply_error(j->spec.reply_fd, 403,
+				    "the agent phase has ended: tools are closed");
+				job_remove(j);
+				continue;
+			}
+			kill(j->pid, SIGKILL);
+		}
+		i++;
+	}
+}
+
+static void
+handle_request(struct helper *h, enum dchannel ch, struct dproto_hdr *hdr, char *body,
+    int reply_fd)
+{
+	enum dreq_type t = (enum dreq_type)hdr->type;
+	json_t *req = NULL;
+	const char *msg = NULL;
+	struct job *j;
+	unsigned status;
+
+	if (sb_json_load(body, hdr->len, DPROTO_BODY_MAX, &req, NULL) < 0 || !json_is_object(req)) {
+		dproto_reply_error(reply_fd, 400, "malformed request body");
+		json_decref(req);
+		close(reply_fd);
+		return;
+	}
+	{
+		struct dpolicy pol = { h->c->difficulty, h->agent_phase, h->c->task,
+			h->c->bench_path };
+
+		status = dreq_policy(&pol, (enum dchannel)ch, t, req, &msg);
+	}
+	if (status != 0) {
+		sb_log(SB_LOG_INFO, "%s %s: %u %s", ch == DCH_AGENT ? "agent" : "admin", dreq_name(t),
+		    status, msg);
+		dproto_reply_error(reply_fd, status, "%s", msg);
+		goto done;
+	}
+	switch (t) {
+	case DREQ_RESULT:
+		reply_file(h, reply_fd, h->results_fd, "result.json", NULL, true);
+		goto done;
+	case DREQ_FINAL_DIFF:
+		reply_file(h, reply_fd, h->results_fd, "final.patch", "diff", false);
+		goto done;
+	case DREQ_REFERENCE_PATCH:
+		reply_file(h, reply_fd, h->bench_fd, h->c->task->files.patch.s, "diff", false);
+		goto done;
+	case DREQ_AGENT_EXITED:
+		/* Idempotent: the first call closes the tools; each call makes sure the agent's
+		 * processes are gone. */
+		if (h->agent_phase)
+			sb_log(SB_LOG_INFO, "agent phase ended; tools closed on agent-facing listeners");
+		close_agent_tools(h);
+		break;
+	case DREQ_BENCHER: {
+		const char *action = json_string_value(json_object_get(req, "action"));
+
+		if (script_missing(h->c, action)) {
+			dproto_reply_error(reply_fd, 500, "script not configured for this action");
+			goto done;
+		}
+		if (strcmp(action, "run_poc") == 0 && h->latest_build == NULL) {
+			json_auto_t *r = json_pack("{s:i, s:s, s:s}", "code", -1, "stdout", "",
+			    "stderr", "project hasn't been built yet - call 'build' action first");
+
+			dproto_reply(reply_fd, 200, r);
+			goto done;
+		}
+		if (json_is_true(json_object_get(req, "grading")) && !h->grading_ready &&
+		    strcmp(action, "run_poc") != 0) {
+			dproto_reply_error(reply_fd, 409, "call /prepare_grading before grading actions");
+			goto done;
+		}
+		break;
+	}
+	case DREQ_BASH:
+	case DREQ_DIFF:
+	case DREQ_FILES:
+	case DREQ_DIALOG:
+	case DREQ_PREPARE_GRADING:
+	case DREQ_MAX_:
+		break;
+	}
+	j = job_add(queue_of(t));
+	if (j == NULL) {
+		dproto_reply_error(reply_fd, 503, "too many requests in flight");
+		goto done;
+	}
+	j->spec.type = t;
+	j->spec.ch = ch;
+	j->spec.req = req;
+	j->spec.reply_fd = reply_fd;
+	if (t == DREQ_BENCHER) {
+		const char *poc = json_string_value(json_object_get(req, "poc"));
+
+		j->spec.action = sb_xstrdup(json_string_value(json_object_get(req, "action")));
+		j->spec.grading = json_is_true(json_object_get(req, "grading"));
+		if (dreq_match_poc(h->c->task, h->c->bench_path, poc) != NULL)
+			j->spec.poc = sb_xstrdup(dreq_match_poc(h->c->task, h->c->bench_path, poc));
+	}
+	schedule(h);
+	return;
+done:
+	json_decref(req);
+	close(reply_fd);
+}
+
+/* Reap children: workers and fronts. A front that dies ends the daemon (fail closed). */
+static int
+reap(struct helper *h)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+		bool found = false;
+
+		if (pid <= 0)
+			return 0;
+		for (int i = 0; i < 2; i++)
+			if (pid == h->front_pids[i]) {
+				sb_log(SB_LOG_ERROR, "the %s front exited (status %d); stopping",
+				    i == DCH_AGENT ? "agent" : "admin", status);
+				h->front_pids[i] = 0;
+				return -1;
+			}
+		for (size_t i = 0; i < njobs && !found; i++)
+			if (jobs[i].pid == pid) {
+				job_finished(h, &jobs[i], status);
+				found = true;
+			}
+	}
+}
+
+int
+helper_init(struct helper *h, struct dconf *c, struct sb_error **err)
+{
+	memset(h, 0, sizeof(*h));
+	h->c = c;
+	h->channels[DCH_AGENT] = h->channels[DCH_ADMIN] = -1;
+	h->bench_fd = h->results_fd = h->runner_fd = h->state_fd = -1;
+	h->agent_phase = true;
+	h->session = 1;
+	return work_setup(h, err);
+}
+
+int
+helper_loop(struct helper *h)
+{
+	sigset_t sigs;
+	int sfd;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGCHLD);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	/* Non-blocking: the loop below drains every queued signal, then returns to poll. */
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		sb_log_errno(SB_LOG_ERROR, errno, "signalfd");
+		return 1;
+	}
+	for (;;) {
+		struct pollfd p[3] = {
+			{ h->channels[DCH_AGENT], POLLIN, 0 },
+			{ h->channels[DCH_ADMIN], POLLIN, 0 },
+			{ sfd, POLLIN, 0 },
+		};
+
+		if (poll(p, 3, enforce_deadlines(h)) < 0) {
+			if (errno == EINTR)
+				continue;
+			sb_log_errno(SB_LOG_ERROR, errno, "poll");
+			return 1;
+		}
+		if (p[2].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo != SIGCHLD) {
+					sb_log(SB_LOG_INFO, "stopping on %s", strsignal((int)si.ssi_signo));
+					return 0;
+				}
+			}
+			if (reap(h) < 0)
+				return 1;
+			schedule(h);
+		}
+		for (int ch = 0; ch < 2; ch++) {
+			struct dproto_hdr hdr;
+			struct sb_error *err = NULL;
+			char *body = NULL;
+			int reply_fd = -1, r;
+
+			if (!(p[ch].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			r = dproto_recv(h->channels[ch], &hdr, &body, &reply_fd, &err);
+			if (r == 1) {
+				sb_log(SB_LOG_ERROR, "the %s front closed its channel; stopping",
+				    ch == DCH_AGENT ? "agent" : "admin");
+				return 1;
+			}
+			if (r < 0) {
+				/* A front that sends garbage is not our front any more: stop. */
+				sb_log(SB_LOG_ERROR, "%s channel: %s; stopping",
+				    ch == DCH_AGENT ? "agent" : "admin", sb_error_message(err));
+				sb_error_release(&err);
+				return 1;
+			}
+			handle_request(h, (enum dchannel)ch, &hdr, body, reply_fd);
+			free(body);
+		}
+	}
+}

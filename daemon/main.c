@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * main.c: ssebench-daemon start-up.
+ *
+ * Order matters: (1) configuration, with an invalid difficulty refused (exit 2); (2) the
+ * file system prepared and the git baseline recorded, before any listener exists, because
+ * the entrypoint starts the agent as soon as the socket appears; (3) the three listeners
+ * bound by root; (4) the two fronts forked and dropped to their users; (5) the helper loop.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "sb/exit.h"
+#include "sb/log.h"
+#include "sb/mem.h"
+#include "sb/proc.h"
+
+#include "daemon.h"
+#include "helper.h"
+
+static void
+usage(FILE *out)
+{
+	fprintf(out, "usage: ssebench-daemon [--version] [--help]\n"
+		     "\n"
+		     "Serves the task in $SSE_BENCH_PATH to the agent and the grader. Configured\n"
+		     "by environment variables only (docs/daemon.md).\n");
+}
+
+/*
+ * The directory of a Unix socket must be what we expect before we bind in it (STYLE.md rule
+ * 15): for the admin socket, a root-owned directory nobody else may enter (created 0700 if
+ * missing); for the agent socket, a root-owned directory, or a sticky one like /tmp, so
+ * that nobody else can move or replace the socket once it exists.
+ */
+static int
+check_socket_dir(const char *sock, bool private, struct sb_error **err)
+{
+	_cleanup_free_ char *copy = sb_xstrdup(sock);
+	const char *dir = dirname(copy);
+	struct stat st;
+
+	if (private && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return sb_error_errno(err, errno, "mkdir '%s'", dir);
+	if (lstat(dir, &st) < 0)
+		return sb_error_errno(err, errno, "lstat '%s'", dir);
+	if (!S_ISDIR(st.st_mode))
+		return sb_error_set(err, ENOTDIR, "'%s' is not a directory", dir);
+	if (st.st_uid != 0)
+		return sb_error_set(err, EPERM, "'%s' is not owned by root", dir);
+	if (private && (st.st_mode & 07777) != 0700)
+		return sb_error_set(err, EPERM, "'%s' has mode %04o, not 0700", dir,
+		    (unsigned)(st.st_mode & 07777));
+	if (!private && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+		return sb_error_set(err, EPERM, "'%s' is world-writable without the sticky bit", dir);
+	return 0;
+}
+
+static int
+bind_unix(const char *path, mode_t mode, bool private, struct sb_error **err)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	mode_t old;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return sb_error_set(err, ENAMETOOLONG, "socket path '%s' is too long", path);
+	if (check_socket_dir(path, private, err) < 0)
+		return -1;
+	/* Whatever is at the path now (a stale socket, or something planted) goes. */
+	if (lstat(path, &st) == 0 && unlink(path) < 0)
+		return sb_error_errno(err, errno, "remove old '%s'", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sb_error_errno(err, errno, "socket");
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, strlen(path));
+	/* The umask gives the socket its mode at creation: no window with a wider one. */
+	old = umask(0777 & ~mode);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		umask(old);
+		sb_error_errno(err, errno, "bind '%s'", path);
+		close(fd);
+		return -1;
+	}
+	umask(old);
+	if (chmod(path, mode) < 0 || chown(path, 0, 0) < 0 || listen(fd, 128) < 0) {
+		sb_error_errno(err, errno, "listen on '%s'", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+bind_tcp(unsigned port, struct sb_error **err)
+{
+	struct sockaddr_in sa;
+	int fd, one = 1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sb_error_errno(err, errno, "socket");
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_ANY);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
+		sb_error_errno(err, errno, "listen on port %u", port);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Fork a front; it drops to creds (uid 0 creds: capabilities only) and serves. */
+static pid_t
+start_front(struct dconf *c, const struct sb_creds *creds, const struct front_listener *ls,
+    size_t n, int channel, int *close_fds, size_t nclose)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	for (size_t i = 0; i < nclose; i++)
+		if (close_fds[i] >= 0)
+			close(close_fds[i]);
+	/* If the helper dies, so does the front (set again after the drop, which clears it). */
+	{
+		const char *step;
+
+		if (sb_priv_drop(creds, &step) < 0) {
+			sb_log_errno(SB_LOG_ERROR, errno, "front: drop privileges (%s)", step);
+			_exit(1);
+		}
+	}
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() == 1)
+		_exit(1);
+	_exit(front_run(c, ls, n, channel));
+}
+
+int
+main(int argc, char **argv)
+{
+	struct front_listener agent_ls[2], admin_ls[1];
+	size_t nagent = 0;
+	int agent_ch[2], admin_ch[2];
+	struct sb_error *err = NULL;
+	struct helper h;
+	struct dconf c;
+	struct sb_creds admin_creds;
+	int rc;
+
+	sb_log_init("ssebench-daemon", SB_LOG_INFO, SB_LOG_LEVELS | SB_LOG_TIMESTAMPS);
+	if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
+		printf("ssebench-daemon %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 1) {
+		usage(stderr);
+		return SB_EXIT_USAGE;
+	}
+	if (secure_getenv("SSE_DEBUG") != NULL)
+		sb_log_set_level(SB_LOG_DEBUG);
+	if (dconf_load(&c, &err) < 0) {
+		/* An invalid difficulty stops the daemon with status 2 (upstream contract). */
+		rc = sb_error_code(err) == EDOM ? SB_EXIT_USAGE : SB_EXIT_FAILURE;
+		sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
+		sb_error_release(&err);
+		return rc;
+	}
+	if (geteuid() != 0) {
+		sb_log(SB_LOG_ERROR, "must run as root: it separates the agent, the runner and "
+				     "itself by uid");
+		return SB_EXIT_FAILURE;
+	}
+	sb_log(SB_LOG_INFO, "task '%s', difficulty %u, source '%s'", c.task->id.s, c.difficulty,
+	    c.source);
+	if (helper_init(&h, &c, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
+		sb_error_release(&err);
+		return SB_EXIT_FAILURE;
+	}
+	/* Listeners, bound by root. */
+	admin_ls[0].kind = LISTEN_ADMIN;
+	admin_ls[0].fd = bind_unix(c.admin_socket, 0600, true, &err);
+	if (admin_ls[0].fd >= 0) {
+		agent_ls[nagent].kind = LISTEN_AGENT_UNIX;
+		agent_ls[nagent].fd = bind_unix(c.agent_socket, 0666, false, &err);
+		if (agent_ls[nagent].fd >= 0)
+			nagent++;
+	}
+	if (admin_ls[0].fd < 0 || nagent == 0) {
+		sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
+		sb_error_release(&err);
+		return SB_EXIT_FAILURE;
+	}
+	if (c.http_port != 0 && c.token != NULL) {
+		agent_ls[nagent].kind = LISTEN_AGENT_TCP;
+		agent_ls[nagent].fd = bind_tcp(c.http_port, &err);
+		if (agent_ls[nagent].fd < 0) {
+			sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
+			sb_error_release(&err);
+			return SB_EXIT_FAILURE;
+		}
+		nagent++;
+	} else if (c.http_port != 0) {
+		/* Without a token nobody could be told apart on TCP: no TCP at all. */
+		sb_log(SB_LOG_WARN, "SSE_DAEMON_TOKEN is not set: no TCP listener on port %u",
+		    c.http_port);
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, agent_ch) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, admin_ch) < 0) {
+		sb_log_errno(SB_LOG_ERROR, errno, "socketpair");
+		return SB_EXIT_FAILURE;
+	}
+	/* The agent front: its own unprivileged uid, only the agent-facing listeners. */
+	{
+		int close_fds[] = { admin_ls[0].fd, agent_ch[0], admin_ch[0], admin_ch[1],
+			h.bench_fd, h.results_fd, h.runner_fd, h.state_fd };
+
+		h.front_pids[DCH_AGENT] = start_front(&c, &c.front, agent_ls, nagent, agent_ch[1],
+		    close_fds, SB_ARRAY_SIZE(close_fds));
+	}
+	/* The admin front: root (so it can serve root's clients on a 0600 socket) without
+	 * capabilities or the ability to gain any. */
+	memset(&admin_creds, 0, sizeof(admin_creds));
+	{
+		int close_fds[] = { agent_ls[0].fd, nagent > 1 ? agent_ls[1].fd : -1, admin_ch[0],
+			agent_ch[0], agent_ch[1], h.bench_fd, h.results_fd, h.runner_fd, h.state_fd };
+
+		h.front_pids[DCH_ADMIN] = start_front(&c, &admin_creds, admin_ls, 1, admin_ch[1],
+		    close_fds, SB_ARRAY_SIZE(close_fds));
+	}
+	if (h.front_pids[DCH_AGENT] < 0 || h.front_pids[DCH_ADMIN] < 0) {
+		sb_log_errno(SB_LOG_ERROR, errno, "fork a front");
+		return SB_EXIT_FAILURE;
+	}
+	for (size_t i = 0; i < nagent; i++)
+		close(agent_ls[i].fd);
+	close(admin_ls[0].fd);
+	close(agent_ch[1]);
+	close(admin_ch[1]);
+	h.channels[DCH_AGENT] = agent_ch[0];
+	h.channels[DCH_ADMIN] = admin_ch[0];
+	sb_log(SB_LOG_INFO, "listening: agent socket '%s', admin socket '%s'%s", c.agent_socket,
+	    c.admin_socket, nagent > 1 ? ", TCP" : "");
+	rc = helper_loop(&h);
+	/* Stop everything this daemon started. */
+	for (int i = 0; i < 2; i++)
+		if (h.front_pids[i] > 0)
+			kill(h.front_pids[i], SIGTERM);
+	(void)sb_proc_kill_uid(c.runner.uid, c.runner.gid, 5, NULL);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return rc;
+}

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * server.c: the HTTP fronts (libmicrohttpd), shared by the agent front and the admin front.
+ *
+ * A front owns no state: it authenticates the connection (the run's token on TCP, uid 0 on
+ * the admin socket), routes the request, bounds and checks its body, and forwards anything
+ * beyond the static public view to the helper. Error replies are fixed texts; nothing a
+ * client sent is echoed back (STYLE.md rule 16).
+ */
+#include "config.h"
+
+#include <microhttpd.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+
+#include "sb/buf.h"
+#include "sb/json.h"
+#include "sb/log.h"
+#include "sb/mem.h"
+#include "sb/parse.h"
+
+#include "daemon.h"
+
+#define BODY_MAX	  (64 * 1024) /* request bodies from clients */
+#define CONNECTION_LIMIT  128 /* per listener */
+#define PER_IP_LIMIT	  64  /* TCP: one peer cannot hold every slot */
+#define CONNECTION_IDLE_S 120
+#define CONNECTION_MEMORY (64 * 1024)
+
+enum route_flags {
+	ROUTE_ADMIN_ONLY = 1 << 0, /* 403 on agent-facing listeners */
+	ROUTE_BODY = 1 << 1,	   /* takes a JSON body (POST) */
+	ROUTE_NO_TOKEN = 1 << 2,   /* answered on TCP without the token */
+};
+
+enum route_local {
+	LOCAL_NONE,
+	LOCAL_VERSION,
+	LOCAL_PROJECT,
+	LOCAL_CAPABILITIES,
+};
+
+struct route {
+	const char *method;
+	const char *path;
+	enum route_local local; /* answered here, or... */
+	enum dreq_type type;	/* ...forwarded to the helper */
+	unsigned flags;
+};
+
+static const struct route routes[] = {
+	{ "GET", "/version", LOCAL_VERSION, 0, ROUTE_NO_TOKEN },
+	{ "GET", "/project", LOCAL_PROJECT, 0, 0 },
+	{ "GET", "/capabilities", LOCAL_CAPABILITIES, 0, 0 },
+	{ "POST", "/tool/bash", LOCAL_NONE, DREQ_BASH, ROUTE_BODY },
+	{ "POST", "/tool/bencher", LOCAL_NONE, DREQ_BENCHER, ROUTE_BODY },
+	{ "GET", "/diff", LOCAL_NONE, DREQ_DIFF, 0 },
+	{ "GET", "/files", LOCAL_NONE, DREQ_FILES, 0 },
+	{ "GET", "/agent/dialog", LOCAL_NONE, DREQ_DIALOG, 0 },
+	{ "GET", "/result", LOCAL_NONE, DREQ_RESULT, 0 },
+	{ "GET", "/final_diff", LOCAL_NONE, DREQ_FINAL_DIFF, 0 },
+	{ "POST", "/prepare_grading", LOCAL_NONE, DREQ_PREPARE_GRADING, ROUTE_ADMIN_ONLY | ROUTE_BODY },
+	{ "POST", "/admin/agent_exited", LOCAL_NONE, DREQ_AGENT_EXITED,
+	    ROUTE_ADMIN_ONLY | ROUTE_BODY },
+	{ "GET", "/reference/patch", LOCAL_NONE, DREQ_REFERENCE_PATCH, ROUTE_ADMIN_ONLY },
+};
+
+struct front {
+	const struct dconf *c;
+	int channel;
+};
+
+struct listener_ctx {
+	struct front *f;
+	enum listener_kind kind;
+};
+
+/* Per request: the body as it arrives. */
+struct req {
+	struct sb_buf body;
+	bool too_big;
+};
+
+static enum MHD_Result
+respond(struct MHD_Connection *conn, unsigned status, const char *body, size_t len,
+    const char *allow)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char *copy = sb_xmemdup(body, len);
+
+	r = MHD_create_response_from_buffer(len, copy, MHD_RESPMEM_MUST_FREE);
+	if (r == NULL) {
+		free(copy);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (allow != NULL)
+		MHD_add_response_header(r, "Allow", allow);
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result
+respond_json(struct MHD_Connection *conn, unsigned status, const json_t *j)
+{
+	_cleanup_free_ char *s = sb_json_dumps(j, JSON_COMPACT);
+
+	return respond(conn, status, s, strlen(s), NULL);
+}
+
+/* {"error": msg}: msg is always one of our fixed texts. */
+static enum MHD_Result
+respond_error(struct MHD_Connection *conn, unsigned status, const char *msg)
+{
+	json_auto_t *j = json_pack("{s:s}", "error", msg);
+
+	return respond_json(conn, status, j);
+}
+
+/* Compare without an early exit, so the time taken says nothing about the token. */
+static bool
+token_equal(const char *given, const char *want)
+{
+	size_t lg = strlen(given), lw = strlen(want);
+	unsigned char diff = (unsigned char)(lg != lw);
+
+	for (size_t i = 0; i < lw; i++)
+		diff |= (unsigned char)want[i] ^ (unsigned char)(i < lg ? given[i] : 0);
+	return diff == 0;
+}
+
+/* The run token from "Authorization: Bearer T" or "X-SSE-Token: T". */
+static bool
+token_ok(const struct dconf *c, struct MHD_Connection *conn)
+{
+	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	const char *x = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-SSE-Token");
+
+	if (c->token == NULL)
+		return false;
+	if (auth != NULL && strncasecmp(auth, "Bearer ", 7) == 0)
+		return token_equal(auth + 7, c->token);
+	if (x != NULL)
+		return token_equal(x, c->token);
+	return false;
+}
+
+/* The admin socket is 0600 root already; SO_PEERCRED checks each client anyway. */
+static bool
+peer_is_root(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (ci == NULL || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return false;
+	return cred.uid == 0;
+}
+
+static enum MHD_Result
+dispatch(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
+    const char *method, struct req *rq)
+{
+	const struct dconf *c = lc->f->c;
+	const struct route *rt = NULL;
+	bool path_known = false, agent = lc->kind != LISTEN_ADMIN;
+	_cleanup_free_ char *allow = NULL, *reply = NULL;
+	json_auto_t *request = NULL;
+	struct sb_error *err = NULL;
+	unsigned status;
+	size_t len;
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(routes); i++) {
+		if (strcmp(routes[i].path, url) != 0)
+			continue;
+		path_known = true;
+		allow = allow ? sb_xasprintf("%s, %s", allow, routes[i].method)
+			      : sb_xstrdup(routes[i].method);
+		if (strcmp(routes[i].method, method) == 0)
+			rt = &routes[i];
+	}
+	if (!path_known)
+		return respond_error(conn, MHD_HTTP_NOT_FOUND, "no such endpoint");
+	if (rt == NULL) {
+		const char *msg = "{\"error\":\"method not allowed\"}";
+
+		return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, msg, strlen(msg), allow);
+	}
+	/* Authentication before anything else is looked at. */
+	if (lc->kind == LISTEN_AGENT_TCP && !(rt->flags & ROUTE_NO_TOKEN) && !token_ok(c, conn))
+		return respond_error(conn, MHD_HTTP_UNAUTHORIZED,
+		    "this listener needs the run's token (Authorization: Bearer ...)");
+	if (lc->kind == LISTEN_ADMIN && !peer_is_root(conn))
+		return respond_error(conn, MHD_HTTP_FORBIDDEN, "the admin socket serves root only");
+	if (agent && (rt->flags & ROUTE_ADMIN_ONLY))
+		return respond_error(conn, MHD_HTTP_FORBIDDEN,
+		    "endpoint is only available on the admin socket");
+	if (rq->too_big)
+		return respond_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+	switch (rt->local) {
+	case LOCAL_VERSION: {
+		json_auto_t *j = json_pack("{s:s}", "version", PACKAGE_VERSION);
+
+		return respond_json(conn, MHD_HTTP_OK, j);
+	}
+	case LOCAL_PROJECT:
+		return respond_json(conn, MHD_HTTP_OK, c->project_view);
+	case LOCAL_CAPABILITIES:
+		return respond_json(conn, MHD_HTTP_OK, c->capabilities);
+	case LOCAL_NONE:
+		break;
+	}
+	request = dreq_from_client(rt->type,
+	    MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "action"),
+	    MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "since"),
+	    (rt->flags & ROUTE_BODY) ? rq->body.s : NULL, rq->body.len);
+	if (request == NULL)
+		return respond_error(conn, MHD_HTTP_BAD_REQUEST,
+		    rt->type == DREQ_BENCHER ? "malformed request: needs ?action= and a JSON object body"
+					     : "malformed request body");
+	{
+		_cleanup_free_ char *body = sb_json_dumps(request, JSON_COMPACT);
+
+		if (dproto_call(lc->f->channel, rt->type, body, strlen(body), &status, &reply, &len,
+			&err) < 0) {
+			sb_log(SB_LOG_WARN, "%s %s: %s", method, url, sb_error_message(err));
+			sb_error_release(&err);
+			return respond_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+			    "the daemon's helper did not answer");
+		}
+	}
+	return respond(conn, status, reply, len, NULL);
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+    const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	struct req *rq = *con_cls;
+
+	(void)version;
+	if (rq == NULL) {
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		uint64_t n;
+
+		rq = sb_xcalloc(1, sizeof(*rq));
+		sb_buf_init(&rq->body, BODY_MAX);
+		/* A declared length over the limit is refused before the body is read. */
+		if (cl != NULL && (sb_parse_u64(cl, 0, BODY_MAX, &n, NULL) < 0))
+			rq->too_big = true;
+		*con_cls = rq;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (!rq->too_big && sb_buf_append(&rq->body, upload_data, *upload_data_size, NULL) < 0)
+			rq->too_big = true;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	return dispatch(cls, conn, url, method, rq);
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct req *rq = *con_cls;
+
+	(void)cls, (void)conn, (void)toe;
+	if (rq == NULL)
+		return;
+	sb_buf_release(&rq->body);
+	free(rq);
+	*con_cls = NULL;
+}
+
+static void
+mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	_cleanup_free_ char *msg = sb_xvasprintf(fmt, ap);
+	size_t n = strlen(msg);
+
+	(void)cls;
+	while (n > 0 && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	sb_log(SB_LOG_DEBUG, "http: %s", msg);
+}
+
+int
+front_run(const struct dconf *c, const struct front_listener *ls, size_t n, int channel)
+{
+	struct MHD_Daemon *d[8] = { NULL };
+	struct listener_ctx lc[8];
+	struct front f = { c, channel };
+	sigset_t sigs;
+	int sfd, rc = 0;
+
+	if (n > SB_ARRAY_SIZE(d))
+		return 1;
+	/* Threads inherit the mask: only this thread takes SIGTERM/SIGINT, via signalfd. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	for (size_t i = 0; i < n; i++) {
+		lc[i].f = &f;
+		lc[i].kind = ls[i].kind;
+		/*
+		 * One thread per connection, so a long tool call only blocks its own connection;
+		 * every limit set explicitly (STYLE.md rule 15). The per-IP limit only means
+		 * something on TCP.
+		 */
+		d[i] = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_POLL | MHD_USE_ERROR_LOG,
+		    0, NULL, NULL, on_request, &lc[i], MHD_OPTION_LISTEN_SOCKET, ls[i].fd,
+		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
+		    MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		    (unsigned)(ls[i].kind == LISTEN_AGENT_TCP ? PER_IP_LIMIT : 0),
+		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_S,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+		    NULL, MHD_OPTION_END);
+		if (d[i] == NULL) {
+			sb_log(SB_LOG_ERROR, "cannot start the HTTP server on listener %zu", i);
+			rc = 1;
+			goto out;
+		}
+	}
+	/* Serve until the helper goes away (the channel hangs up) or we are told to stop. */
+	for (;;) {
+		struct pollfd p[2] = { { channel, POLLRDHUP, 0 }, { sfd, POLLIN, 0 } };
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents & (POLLHUP | POLLRDHUP | POLLERR))
+			break;
+		if (p[1].revents & POLLIN)
+			break;
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		if (d[i] != NULL)
+			MHD_stop_daemon(d[i]);
+	return rc;
+}

@@ -1,0 +1,1118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * work.c: what the helper's workers do, and the daemon's start-up preparation.
+ *
+ * Each worker runs in a child of the helper (root) and does one request: it drops to the
+ * agent's uid for anything that reads the agent's files (the diff, the dialog: so a planted
+ * symlink can only reach what the agent could read anyway), runs task scripts as the
+ * runner uid in scratch copies (integrity-model: "Task scripts run as a third,
+ * unprivileged user"), and writes the reply itself.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "sb/argv.h"
+#include "sb/buf.h"
+#include "sb/fs.h"
+#include "sb/git.h"
+#include "sb/json.h"
+#include "sb/limits.h"
+#include "sb/log.h"
+#include "sb/mem.h"
+#include "sb/path.h"
+#include "sb/proc.h"
+#include "sb/spawn.h"
+#include "sb/tree.h"
+
+#include "helper.h"
+
+#ifndef SB_GIT_DIFF_MAX
+#define SB_GIT_DIFF_MAX (64 * 1024 * 1024)
+#endif
+#ifndef SB_GIT_COMMITS_LOG_MAX
+#define SB_GIT_COMMITS_LOG_MAX (1024 * 1024)
+#endif
+
+#define KILL_ROUNDS 20
+
+/* Compiled once at start-up, before any fork: the filter for untrusted code. */
+static struct sb_seccomp *untrusted_filter;
+
+/* --- small helpers ------------------------------------------------------------------ */
+
+/* A variable of the environment scripts get ("PATH"), or NULL. */
+static const char *
+base_env_get(const struct dconf *c, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (char **e = c->base_env; *e != NULL; e++)
+		if (strncmp(*e, name, l) == 0 && (*e)[l] == '=')
+			return *e + l + 1;
+	return NULL;
+}
+
+/* Worker exit statuses: the helper answers for a worker that could not (status 1). */
+enum {
+	WORK_DONE = 0,	 /* answered; the operation succeeded */
+	WORK_NOREPLY = 1, /* could not answer */
+	WORK_FAILED = 2, /* answered with a failure */
+};
+
+/* After an error reply: WORK_FAILED, or WORK_NOREPLY if even that could not be sent. */
+static int
+failed(int reply_rc)
+{
+	return reply_rc < 0 ? WORK_NOREPLY : WORK_FAILED;
+}
+
+static int
+done(int reply_rc)
+{
+	return reply_rc < 0 ? WORK_NOREPLY : WORK_DONE;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Make directory name in parent_fd (if missing) with this owner and mode; return its fd. */
+static int
+dir_owned_at(int parent_fd, const char *name, mode_t mode, uid_t uid, gid_t gid,
+    struct sb_error **err)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdirat(parent_fd, name, mode) < 0 && errno != EEXIST)
+		return sb_error_errno(err, errno, "mkdir '%s'", name);
+	fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return sb_error_errno(err, errno, "open '%s'", name);
+	if (fstat(fd, &st) < 0 || fchown(fd, uid, gid) < 0 || fchmod(fd, mode) < 0) {
+		sb_error_errno(err, errno, "set owner and mode of '%s'", name);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * A root-owned directory at an absolute path, checked with lstat (not a link, owned by
+ * root) and given `mode` and group `gid`. Created, with missing parents, if absent.
+ */
+static int
+trusted_dir(const char *path, mode_t mode, gid_t gid, struct sb_error **err)
+{
+	_cleanup_free_ char *copy = sb_xstrdup(path);
+	struct stat st;
+	int fd;
+
+	for (char *p = copy + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+			return sb_error_errno(err, errno, "mkdir '%s'", copy);
+		*p = '/';
+	}
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return sb_error_errno(err, errno, "mkdir '%s'", path);
+	if (lstat(path, &st) < 0)
+		return sb_error_errno(err, errno, "lstat '%s'", path);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
+		return sb_error_set(err, EPERM, "'%s' is not a root-owned directory", path);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return sb_error_errno(err, errno, "open '%s'", path);
+	if (fchown(fd, 0, gid) < 0 || fchmod(fd, mode) < 0) {
+		sb_error_errno(err, errno, "set owner and mode of '%s'", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Run fn as creds in a child (async-signal-safe drop, then ordinary code). */
+static int
+run_as(const struct sb_creds *creds, int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		const char *step;
+
+		if (sb_priv_drop(creds, &step) < 0)
+			_exit(125);
+		_exit(fn(arg) == 0 ? 0 : 1);
+	}
+	if (SB_RETRY_EINTR(waitpid(pid, &status, 0)) < 0)
+		return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+struct empty_arg {
+	int parent_fd;
+	const char *name;
+};
+
+static int
+empty_as_owner(void *p)
+{
+	struct empty_arg *a = p;
+	_cleanup_close_ int fd =
+	    openat(a->parent_fd, a->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	return sb_empty_dir_at(fd, NULL);
+}
+
+/*
+ * Remove name in parent_fd (a root-owned directory). Trees owned by the runner are emptied
+ * by a child running as the runner (STYLE.md rule 17: root never walks a tree its owner
+ * can change under it), then root removes the empty directory; root-owned directories are
+ * walked by root, entry by entry, with the same rule.
+ */
+static int
+remove_mixed(struct helper *h, int parent_fd, const char *name, struct sb_error **err)
+{
+	struct stat st;
+
+	if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : sb_error_errno(err, errno, "stat '%s'", name);
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(parent_fd, name, 0) < 0 && errno != ENOENT)
+			return sb_error_errno(err, errno, "unlink '%s'", name);
+		return 0;
+	}
+	if (st.st_uid == h->c->runner.uid) {
+		struct empty_arg a = { parent_fd, name };
+
+		if (run_as(&h->c->runner, empty_as_owner, &a) < 0)
+			return sb_error_set(err, EIO, "could not empty '%s' as the runner", name);
+	} else if (st.st_uid == 0) {
+		_cleanup_close_ int fd =
+		    openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		char **names = NULL;
+		size_t n = 0;
+
+		if (fd < 0)
+			return sb_error_errno(err, errno, "open '%s'", name);
+		if (sb_list_dir_at(fd, ".", SB_COPY_FILES_MAX, &names, &n, err) < 0)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			if (remove_mixed(h, fd, names[i], err) < 0) {
+				sb_strv_free(names);
+				return -1;
+			}
+		sb_strv_free(names);
+	} else {
+		return sb_error_set(err, EPERM, "'%s' has an unexpected owner (%u)", name,
+		    (unsigned)st.st_uid);
+	}
+	if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return sb_error_errno(err, errno, "rmdir '%s'", name);
+	return 0;
+}
+
+/* Keep a log of one script run in the results directory (root-only). */
+static void
+write_log(struct helper *h, const char *prefix, const char *what,
+    const struct sb_cmd_result *r)
+{
+	static unsigned seq;
+	struct sb_buf b = SB_BUF_INIT((size_t)64 * 1024 * 1024);
+	/* Each worker is its own process: the pid keeps two workers' names apart. */
+	_cleanup_free_ char *name = sb_xasprintf("%s-%llu-%d-%u.log", prefix,
+	    (unsigned long long)now_ms(), (int)getpid(), ++seq);
+
+	(void)sb_buf_appendf(&b, NULL, "command: %s\nexit code: %d\ntimed out: %s\n"
+				      "duration: %.3f s\n",
+	    what, r->exit_code, r->timed_out ? "yes" : "no", (double)r->elapsed_ms / 1000.0);
+	if (r->out_dropped || r->err_dropped)
+		(void)sb_buf_appendf(&b, NULL, "output cut: %zu bytes of stdout, %zu of stderr\n",
+		    r->out_dropped, r->err_dropped);
+	(void)sb_buf_appendf(&b, NULL, "--- stdout ---\n");
+	(void)sb_buf_append(&b, r->out.s, r->out.len, NULL);
+	(void)sb_buf_appendf(&b, NULL, "\n--- stderr ---\n");
+	(void)sb_buf_append(&b, r->err.s, r->err.len, NULL);
+	if (sb_write_file_atomic_at(h->results_fd, name, b.s, b.len, 0644, NULL) < 0)
+		sb_log(SB_LOG_WARN, "cannot write the log '%s', ignoring", name);
+	sb_buf_release(&b);
+}
+
+/* ScriptResult {code, stdout, stderr}, plus what upstream did not report. */
+static json_t *
+script_result(const struct sb_cmd_result *r)
+{
+	return json_pack("{s:i, s:o, s:o, s:b, s:b, s:I}", "code", r->exit_code, "stdout",
+	    sb_json_string_or_null(r->out.s), "stderr", sb_json_string_or_null(r->err.s),
+	    "timed_out", r->timed_out, "truncated", r->out_dropped > 0 || r->err_dropped > 0,
+	    "duration_ms", (json_int_t)r->elapsed_ms);
+}
+
+/* A start failure (not executable, missing) as a result the caller can show. */
+static void
+result_from_start_error(struct sb_cmd_result *r, const struct sb_error *e, size_t cap)
+{
+	memset(r, 0, sizeof(*r));
+	sb_buf_init(&r->out, cap);
+	sb_buf_init(&r->err, cap);
+	r->exit_code = sb_exit_code_for_exec_errno(sb_error_code(e));
+	(void)sb_buf_appends(&r->err, sb_error_message(e), NULL);
+}
+
+/* --- running task scripts as the runner --------------------------------------------- */
+
+/* The runner's environment: the filtered daemon environment and a private home. */
+static void
+runner_env(struct helper *h, const char *home, struct sb_argv *env)
+{
+	_cleanup_free_ char *homep = sb_path_join(h->c->runner_dir, home);
+
+	sb_argv_pushv(env, (const char *const *)h->c->base_env);
+	sb_env_set(env, "HOME", homep);
+	sb_argv_pushf(env, "TMPDIR=%s/tmp", homep);
+	sb_argv_pushf(env, "XDG_CACHE_HOME=%s/.cache", homep);
+	sb_argv_pushf(env, "GOCACHE=%s/.cache/go-build", homep);
+	sb_argv_pushf(env, "CCACHE_DIR=%s/.ccache", homep);
+	sb_env_set(env, "USER", h->c->runner_name);
+	sb_env_set(env, "LOGNAME", h->c->runner_name);
+}
+
+/*
+ * Run one program as the runner: own process group, capabilities and groups dropped,
+ * no_new_privs, the untrusted seccomp filter, a process limit, no core dumps, a timeout,
+ * capped output. Afterwards every runner process is killed, including ones that left the
+ * group (integrity-model: "root kills every remaining sse-runner process").
+ */
+static void
+run_as_runner(struct helper *h, const char *path, char *const *argv, int cwd_fd,
+    const char *home, unsigned timeout_s, const void *stdin_data, size_t stdin_len,
+    struct sb_cmd_result *res)
+{
+	/* RLIMIT_NPROC counts every process of the runner uid: a fork bomb stops there. */
+	const struct sb_rlimit_set limits[] = {
+		{ RLIMIT_NPROC, h->c->runner_nproc, h->c->runner_nproc },
+		{ RLIMIT_CORE, 0, 0 },
+	};
+	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
+	struct sb_cmd cmd = SB_CMD_INIT;
+	struct sb_error *err = NULL;
+
+	runner_env(h, home, &env);
+	cmd.path = path;
+	cmd.argv = argv;
+	cmd.envp = env.v;
+	cmd.cwd_fd = cwd_fd;
+	cmd.stdin_fd = stdin_data != NULL ? SB_CMD_CAPTURE : SB_CMD_DEVNULL;
+	cmd.stdin_data = stdin_data;
+	cmd.stdin_len = stdin_len;
+	cmd.stdout_fd = SB_CMD_CAPTURE;
+	cmd.stderr_fd = SB_CMD_CAPTURE;
+	cmd.creds = &h->c->runner;
+	cmd.seccomp = untrusted_filter;
+	cmd.rlimits = limits;
+	cmd.n_rlimits = SB_ARRAY_SIZE(limits);
+	cmd.flags = SB_CMD_NEW_PGRP | SB_CMD_DEATHSIG;
+	cmd.timeout_ms = (uint64_t)timeout_s * 1000;
+	cmd.capture_max = h->c->output_cap;
+	if (sb_cmd_run(&cmd, res, &err) < 0) {
+		result_from_start_error(res, err, h->c->output_cap);
+		sb_error_release(&err);
+	}
+	if (sb_proc_kill_uid(h->c->runner.uid, h->c->runner.gid, KILL_ROUNDS, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "after %s: %s", path, sb_error_message(err));
+		sb_error_release(&err);
+	}
+}
+
+/* A fresh workspace: <runner>/<ws>/src, a copy of the agent's tree or the grading source. */
+static int
+make_workspace(struct helper *h, const char *ws, bool grading, int *ret_src_fd,
+    struct sb_error **err)
+{
+	struct sb_copy_opts o;
+	_cleanup_close_ int ws_fd = -1, from = -1;
+	struct sb_copy_stats st;
+	int src;
+
+	(void)remove_mixed(h, h->runner_fd, ws, NULL);
+	ws_fd = dir_owned_at(h->runner_fd, ws, 0700, h->c->runner.uid, h->c->runner.gid, err);
+	if (ws_fd < 0)
+		return -1;
+	if (grading)
+		from = sb_open_beneath(h->runner_fd, "grading/src", O_RDONLY | O_DIRECTORY, 0,
+		    SB_OPEN_NO_SYMLINKS, err);
+	else
+		from = open(h->c->source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (from < 0)
+		return sb_error_errno(err, errno, "open the source tree");
+	memset(&o, 0, sizeof(o));
+	/* Only what its owner made: the agent's files (or the runner's grading copy). Anything
+	 * else in the tree (a hard link to someone else's file) is not copied. */
+	o.only_uid = grading ? h->c->runner.uid : h->c->agent.uid;
+	o.chown_uid = h->c->runner.uid;
+	o.chown_gid = h->c->runner.gid;
+	if (sb_copy_tree_at(from, ws_fd, "src", &o, &st, err) < 0)
+		return sb_error_prefix(err, "copy the source tree");
+	src = openat(ws_fd, "src", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (src < 0)
+		return sb_error_errno(err, errno, "open the copy");
+	*ret_src_fd = src;
+	return 0;
+}
+
+/*
+ * Stage hidden material for one check in <runner>/stage-<ws>: a root-owned directory the
+ * runner may enter but not change, holding runner-readable copies. Returns the absolute
+ * path of the staged copy of rel (a file, or a whole directory when copy_dir).
+ */
+static char *
+stage_copy(struct helper *h, const char *ws, const char *rel, const char *as_name,
+    struct sb_error **err)
+{
+	_cleanup_free_ char *stage = sb_xasprintf("stage-%s", ws);
+	_cleanup_close_ int sfd = -1, dfd = -1, src = -1;
+	_cleanup_free_ char *relcopy = sb_xstrdup(as_name);
+	char *p, *last;
+	struct stat st;
+
+	sfd = dir_owned_at(h->runner_fd, stage, 0710, 0, h->c->runner.gid, err);
+	if (sfd < 0)
+		return NULL;
+	/* Intermediate directories of the staged name, root-owned too. */
+	dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
+	last = relcopy;
+	for (p = relcopy; (p = strchr(p, '/')) != NULL; last = ++p) {
+		int next;
+
+		*p = '\0';
+		next = dir_owned_at(dfd, last, 0710, 0, h->c->runner.gid, err);
+		*p = '/';
+		if (next < 0)
+			return NULL;
+		close(dfd);
+		dfd = next;
+	}
+	src = sb_open_beneath(h->bench_fd, rel, O_RDONLY, 0, SB_OPEN_NO_SYMLINKS, err);
+	if (src < 0 || fstat(src, &st) < 0)
+		return NULL;
+	if (S_ISDIR(st.st_mode)) {
+		struct sb_copy_opts o = { (uid_t)-1, h->c->runner.uid, h->c->runner.gid, 0, 0, NULL };
+
+		if (sb_copy_tree_at(src, dfd, last, &o, NULL, err) < 0)
+			return NULL;
+	} else {
+		_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX * 8);
+		_cleanup_close_ int out = -1;
+
+		if (sb_buf_read_fd(&b, src, err) < 0)
+			return NULL;
+		out = openat(dfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    (st.st_mode & 0100) ? 0700 : 0600);
+		if (out < 0 || write(out, b.s, b.len) != (ssize_t)b.len ||
+		    fchown(out, h->c->runner.uid, h->c->runner.gid) < 0) {
+			sb_error_errno(err, errno, "stage '%s'", rel);
+			return NULL;
+		}
+	}
+	return sb_xasprintf("%s/%s/%s", h->c->runner_dir, stage, as_name);
+}
+
+/* Is any hidden file (patch, hidden tests, another PoC) below the top directory of rel? */
+static bool
+dir_holds_other_hidden(const struct dconf *c, const char *top, const char *poc)
+{
+	const struct sb_task_config *t = c->task;
+	const char *hidden[] = { t->files.patch.s, t->files.future_test.s,
+		t->files.security_test.s, t->files.intent_test.s };
+	size_t tl = strlen(top);
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(hidden); i++)
+		if (hidden[i] != NULL && strncmp(hidden[i], top, tl) == 0 && hidden[i][tl] == '/')
+			return true;
+	for (size_t i = 0; i < t->files.poc.n; i++)
+		if (strcmp(t->files.poc.v[i].s, poc) != 0 &&
+		    strncmp(t->files.poc.v[i].s, top, tl) == 0 && t->files.poc.v[i].s[tl] == '/')
+			return true;
+	return false;
+}
+
+/* --- bencher ------------------------------------------------------------------------- */
+
+static int
+bencher_build(struct helper *h, struct job_spec *j)
+{
+	_cleanup_free_ char *script = sb_path_join(h->c->bench_path, h->c->task->scripts.build.s);
+	char *argv[] = { script, NULL };
+	_cleanup_close_ int src = -1;
+	struct sb_error *err = NULL;
+	struct sb_cmd_result r;
+	json_auto_t *reply = NULL;
+
+	if (j->previous_build != NULL && remove_mixed(h, h->runner_fd, j->previous_build, &err) < 0) {
+		sb_log(SB_LOG_WARN, "removing %s: %s, ignoring", j->previous_build,
+		    sb_error_message(err));
+		sb_error_release(&err);
+	}
+	if (make_workspace(h, j->workspace, j->grading, &src, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "build: %s", sb_error_message(err));
+		sb_error_release(&err);
+		return dproto_reply_error(j->reply_fd, 500, "could not prepare the build workspace");
+	}
+	run_as_runner(h, script, argv, src, j->home, h->c->build_timeout, NULL, 0, &r);
+	write_log(h, "scriptrunner", script, &r);
+	reply = script_result(&r);
+	sb_cmd_result_release(&r);
+	return dproto_reply(j->reply_fd, 200, reply);
+}
+
+static int
+bencher_run_poc(struct helper *h, struct job_spec *j)
+{
+	_cleanup_free_ char *run = NULL, *poc = NULL, *src_path = NULL;
+	_cleanup_free_ char *top = NULL, *stage = NULL;
+	_cleanup_close_ int src = -1;
+	struct sb_error *err = NULL;
+	struct sb_cmd_result r;
+	json_auto_t *reply = NULL;
+	char *argv[3];
+	const char *slash = strchr(j->poc, '/');
+
+	/* run.sh stays root-only in /ssebench: it may say too much about the PoC. It is
+	 * copied for this one check, with the PoC (upstream §2.4). */
+	stage = sb_xasprintf("stage-%s", j->workspace);
+	(void)remove_mixed(h, h->runner_fd, stage, NULL);
+	run = stage_copy(h, j->workspace, h->c->task->scripts.run.s, "script/run.sh", &err);
+	if (run != NULL) {
+		/* A PoC inside a directory that holds nothing else hidden (a Go module, a
+		 * crate) travels with that directory. */
+		top = slash != NULL ? sb_xstrndup(j->poc, (size_t)(slash - j->poc)) : NULL;
+		if (top != NULL && !dir_holds_other_hidden(h->c, top, j->poc)) {
+			_cleanup_free_ char *as = sb_xasprintf("files/%s", top);
+			_cleanup_free_ char *d = stage_copy(h, j->workspace, top, as, &err);
+
+			poc = d != NULL ? sb_xasprintf("%s/%s", d, slash + 1) : NULL;
+		} else {
+			_cleanup_free_ char *as = sb_xasprintf("files/%s", j->poc);
+
+			poc = stage_copy(h, j->workspace, j->poc, as, &err);
+		}
+	}
+	src_path = sb_xasprintf("%s/src", j->workspace);
+	if (run == NULL || poc == NULL ||
+	    (src = sb_open_beneath(h->runner_fd, src_path, O_RDONLY | O_DIRECTORY, 0,
+		 SB_OPEN_NO_SYMLINKS, &err)) < 0) {
+		sb_log(SB_LOG_ERROR, "run_poc: %s", sb_error_message(err));
+		sb_error_release(&err);
+		(void)remove_mixed(h, h->runner_fd, stage, NULL);
+		return dproto_reply_error(j->reply_fd, 500, "could not stage the PoC");
+	}
+	argv[0] = run;
+	argv[1] = poc;
+	argv[2] = NULL;
+	run_as_runner(h, run, argv, src, j->home, h->c->poc_timeout, NULL, 0, &r);
+	write_log(h, "scriptrunner", poc, &r);
+	/* The staged copies go as soon as the check is over. */
+	if (remove_mixed(h, h->runner_fd, stage, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "removing staged PoC: %s", sb_error_message(err));
+		sb_error_release(&err);
+	}
+	reply = script_result(&r);
+	sb_cmd_result_release(&r);
+	return dproto_reply(j->reply_fd, 200, reply);
+}
+
+static int
+bencher_test(struct helper *h, struct job_spec *j, bool intent)
+{
+	_cleanup_free_ char *script = sb_path_join(h->c->bench_path, h->c->task->scripts.test.s);
+	_cleanup_free_ char *stage = sb_xasprintf("stage-%s", j->workspace);
+	char *argv[] = { script, NULL };
+	_cleanup_close_ int src = -1;
+	struct sb_error *err = NULL;
+	struct sb_cmd_result r;
+	json_auto_t *reply = NULL;
+	int rc;
+
+	if (make_workspace(h, j->workspace, j->grading, &src, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "%s: %s", j->action, sb_error_message(err));
+		sb_error_release(&err);
+		(void)remove_mixed(h, h->runner_fd, j->workspace, NULL);
+		return dproto_reply_error(j->reply_fd, 500, "could not prepare the test workspace");
+	}
+	if (intent) {
+		/* The hidden tests are staged for this check only, applied by the runner. */
+		_cleanup_free_ char *diff =
+		    stage_copy(h, j->workspace, h->c->task->files.future_test.s, "tests.diff", &err);
+		_cleanup_free_ char *git = NULL;
+		char *gargv[] = { (char *)"git", (char *)"apply", (char *)"-p1", diff, NULL };
+
+		if (diff == NULL ||
+		    sb_cmd_find_program("git", base_env_get(h->c, "PATH"), &git, &err) < 0) {
+			sb_log(SB_LOG_ERROR, "intent_test: %s", sb_error_message(err));
+			sb_error_release(&err);
+			rc = dproto_reply_error(j->reply_fd, 500, "could not stage the hidden tests");
+			goto out;
+		}
+		run_as_runner(h, git, gargv, src, j->home, h->c->test_timeout, NULL, 0, &r);
+		write_log(h, "patch", "git apply -p1 tests.diff", &r);
+		if (r.exit_code != 0) {
+			rc = dproto_reply_error(j->reply_fd, 500, "git apply failed, %s, %s", r.out.s,
+			    r.err.s);
+			sb_cmd_result_release(&r);
+			goto out;
+		}
+		sb_cmd_result_release(&r);
+	}
+	run_as_runner(h, script, argv, src, j->home, h->c->test_timeout, NULL, 0, &r);
+	write_log(h, "scriptrunner", script, &r);
+	reply = script_result(&r);
+	sb_cmd_result_release(&r);
+	rc = dproto_reply(j->reply_fd, 200, reply);
+out:
+	/* Test workspaces do not outlive their check. */
+	(void)remove_mixed(h, h->runner_fd, stage, NULL);
+	(void)remove_mixed(h, h->runner_fd, j->workspace, NULL);
+	return rc;
+}
+
+int
+work_bencher(struct helper *h, struct job_spec *j)
+{
+	int rc;
+
+	if (strcmp(j->action, "build") == 0)
+		rc = bencher_build(h, j);
+	else if (strcmp(j->action, "run_poc") == 0)
+		rc = bencher_run_poc(h, j);
+	else
+		rc = bencher_test(h, j, strcmp(j->action, "intent_test") == 0);
+	return rc < 0 ? WORK_NOREPLY : WORK_DONE;
+}
+
+/* --- bash ------------------------------------------------------------------------------ */
+
+/*
+ * The agent's shell. Each call is a fresh bash whose exit status we get from waitpid, so no
+ * output can forge it (upstream parsed an in-band marker). What makes it feel like one
+ * terminal session is the state the wrapper restores and saves around the command: the
+ * working directory and the exported variables, kept in a directory of the agent's own.
+ * The EXIT trap saves them even when the command calls `exit`; stdin is /dev/null, so a
+ * command that reads stdin cannot swallow the next one.
+ */
+static const char bash_wrapper[] =
+    "__sse_state=$1\n"
+    "__sse_save() {\n"
+    "  { export -p >\"$__sse_state/env.new\" && mv -f \"$__sse_state/env.new\" \"$__sse_state/env\"\n"
+    "    pwd -P >\"$__sse_state/cwd.new\" && mv -f \"$__sse_state/cwd.new\" \"$__sse_state/cwd\"\n"
+    "  } 2>/dev/null\n"
+    "}\n"
+    "if [ -r \"$__sse_state/env\" ]; then . \"$__sse_state/env\" 2>/dev/null; fi\n"
+    "if [ -r \"$__sse_state/cwd\" ]; then cd -- \"$(cat \"$__sse_state/cwd\")\" 2>/dev/null; fi\n"
+    "trap __sse_save EXIT\n"
+    "eval \"$2\"\n";
+
+int
+work_bash(struct helper *h, struct job_spec *j)
+{
+	const char *command = json_string_value(json_object_get(j->req, "command"));
+	json_int_t want = json_integer_value(json_object_get(j->req, "timeout"));
+	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
+	_cleanup_close_ int cwd = -1;
+	struct sb_cmd cmd = SB_CMD_INIT;
+	struct sb_error *err = NULL;
+	struct sb_cmd_result r;
+	json_auto_t *reply = NULL;
+	unsigned timeout = h->c->bash_timeout;
+	char *argv[] = { (char *)"bash", (char *)"--noprofile", (char *)"--norc", (char *)"-c",
+		(char *)bash_wrapper, (char *)"sse-bash", h->bash_state, (char *)command, NULL };
+	static const struct sb_rlimit_set limits[] = { { RLIMIT_CORE, 0, 0 } };
+
+	if (want > 0)
+		timeout = want > (json_int_t)h->c->bash_timeout_max ? h->c->bash_timeout_max
+								    : (unsigned)want;
+	sb_argv_pushv(&env, (const char *const *)h->c->base_env);
+	sb_env_set(&env, "HOME", h->c->agent_home);
+	sb_env_set(&env, "TERM", "dumb");
+	cwd = open(h->c->source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	cmd.path = "/bin/bash";
+	cmd.argv = argv;
+	cmd.envp = env.v;
+	cmd.cwd_fd = cwd;
+	cmd.stdout_fd = SB_CMD_CAPTURE;
+	cmd.stderr_fd = SB_CMD_CAPTURE;
+	cmd.creds = &h->c->agent;
+	cmd.seccomp = untrusted_filter;
+	cmd.rlimits = limits;
+	cmd.n_rlimits = SB_ARRAY_SIZE(limits);
+	/* Background jobs may outlive the call, as in a terminal (they die with the phase);
+	 * output they keep writing is read for drain_ms, then left. */
+	cmd.flags = SB_CMD_NEW_PGRP | SB_CMD_NO_GROUP_REAP;
+	cmd.timeout_ms = (uint64_t)timeout * 1000;
+	cmd.capture_max = h->c->output_cap;
+	cmd.drain_ms = 500;
+	if (sb_cmd_run(&cmd, &r, &err) < 0) {
+		result_from_start_error(&r, err, h->c->output_cap);
+		sb_error_release(&err);
+	}
+	reply = script_result(&r);
+	sb_cmd_result_release(&r);
+	return done(dproto_reply(j->reply_fd, 200, reply));
+}
+
+/* --- reading the agent's files, as the agent ------------------------------------------ */
+
+/* Become the agent: from here on this worker can read only what the agent can. */
+static int
+become_agent(struct helper *h)
+{
+	const char *step;
+
+	if (sb_priv_drop(&h->c->agent, &step) < 0) {
+		sb_log_errno(SB_LOG_ERROR, errno, "worker: drop to the agent user (%s)", step);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+capture_as_agent(struct helper *h, struct sb_git_capture *cap, char **ret_commits,
+    struct sb_error **err)
+{
+	struct sb_git_baseline *b = NULL;
+	int r;
+
+	if (sb_git_init(err) < 0 || sb_git_baseline_open(h->git_dir, h->c->source, &b, err) < 0)
+		return -1;
+	r = sb_git_capture(b, SB_GIT_DIFF_MAX, cap, err);
+	if (r == 0 && ret_commits != NULL && sb_git_commits_log(b, SB_GIT_COMMITS_LOG_MAX,
+						 ret_commits, err) < 0)
+		r = -1;
+	sb_git_baseline_free(b);
+	return r;
+}
+
+int
+work_capture(struct helper *h, struct job_spec *j)
+{
+	struct sb_git_capture cap;
+	struct sb_error *err = NULL;
+	json_auto_t *reply = NULL;
+
+	if (become_agent(h) < 0)
+		return failed(dproto_reply_error(j->reply_fd, 500, "git failed"));
+	memset(&cap, 0, sizeof(cap));
+	if (capture_as_agent(h, &cap, NULL, &err) < 0) {
+		sb_log(SB_LOG_WARN, "%s: %s", dreq_name(j->type), sb_error_message(err));
+		sb_error_release(&err);
+		return failed(dproto_reply_error(j->reply_fd, 500, "git failed"));
+	}
+	if (j->type == DREQ_DIFF) {
+		reply = json_pack("{s:o}", "diff", json_stringn_nocheck(cap.diff, cap.diff_len));
+	} else {
+		json_t *files = json_array();
+
+		for (size_t i = 0; i < cap.nfiles; i++)
+			json_array_append_new(files,
+			    json_pack("{s:o, s:s, s:I, s:I}", "path",
+				sb_json_string_or_null(cap.files[i].path), "status",
+				cap.files[i].status == SB_GIT_ADDED	  ? "added"
+				: cap.files[i].status == SB_GIT_DELETED ? "deleted"
+									  : "modified",
+				"additions", (json_int_t)cap.files[i].additions, "deletions",
+				(json_int_t)cap.files[i].deletions));
+		reply = json_pack("{s:o}", "files", files);
+	}
+	/* A diff that is not valid UTF-8 (a binary patch is ASCII; a text file may not be). */
+	if (reply == NULL) {
+		_cleanup_free_ char *d = sb_xmemdup(cap.diff, cap.diff_len);
+
+		reply = json_pack("{s:o}", "diff", sb_json_string_or_null(d));
+	}
+	sb_git_capture_release(&cap);
+	return done(dproto_reply(j->reply_fd, 200, reply));
+}
+
+int
+work_dialog(struct helper *h, struct job_spec *j)
+{
+	json_int_t since = json_integer_value(json_object_get(j->req, "since"));
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX * 4);
+	_cleanup_close_ int dir = -1;
+	json_auto_t *reply = NULL;
+	json_t *entries = json_array();
+	struct sb_error *err = NULL;
+	const char *p;
+
+	/* The archive is the agent's: read it as the agent, links refused. */
+	if (become_agent(h) < 0)
+		return 1;
+	dir = open(h->c->archive, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir >= 0 && sb_read_file_at(dir, "dialog.jsonl", SB_OPEN_NO_SYMLINKS, &b, &err) < 0 &&
+	    sb_error_code(err) != ENOENT) {
+		sb_error_release(&err);
+		json_decref(entries);
+		return failed(dproto_reply_error(j->reply_fd, 500, "cannot read dialog.jsonl"));
+	}
+	sb_error_release(&err);
+	for (p = b.s; p < b.s + b.len;) {
+		const char *nl = memchr(p, '\n', (size_t)(b.s + b.len - p));
+		size_t len = nl != NULL ? (size_t)(nl - p) : (size_t)(b.s + b.len - p);
+		json_t *e = NULL, *seq;
+
+		if (sb_json_load(p, len, len, &e, NULL) == 0 && json_is_object(e) &&
+		    json_is_integer(seq = json_object_get(e, "seq")) && json_integer_value(seq) > since)
+			json_array_append(entries, e);
+		json_decref(e);
+		p += len + 1;
+	}
+	reply = json_pack("{s:o}", "entries", entries);
+	return done(dproto_reply(j->reply_fd, 200, reply));
+}
+
+/* --- grading and the end of the agent phase ------------------------------------------- */
+
+/* Capture in a child that becomes the agent; the patch and the commit log come back over
+ * a pipe as [u64 len][bytes][u64 len][bytes]. */
+static int
+capture_for_grading(struct helper *h, char **ret_diff, size_t *ret_len, char **ret_commits,
+    struct sb_error **err)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT((size_t)SB_GIT_DIFF_MAX + SB_GIT_COMMITS_LOG_MAX + 64);
+	int fds[2], status;
+	uint64_t l1, l2;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return sb_error_errno(err, errno, "pipe2");
+	pid = fork();
+	if (pid < 0)
+		return sb_error_errno(err, errno, "fork");
+	if (pid == 0) {
+		struct sb_git_capture cap;
+		char *commits = NULL;
+
+		close(fds[0]);
+		memset(&cap, 0, sizeof(cap));
+		if (become_agent(h) < 0 || capture_as_agent(h, &cap, &commits, err) < 0) {
+			sb_log(SB_LOG_ERROR, "capture: %s", sb_error_message(*err));
+			_exit(1);
+		}
+		l1 = cap.diff_len;
+		l2 = strlen(commits);
+		if (write(fds[1], &l1, 8) != 8 || write(fds[1], cap.diff, cap.diff_len) != (ssize_t)l1 ||
+		    write(fds[1], &l2, 8) != 8 || write(fds[1], commits, l2) != (ssize_t)l2)
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (sb_buf_read_fd(&b, fds[0], err) < 0) {
+		close(fds[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(fds[0]);
+	if (SB_RETRY_EINTR(waitpid(pid, &status, 0)) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		return sb_error_set(err, EIO, "git failed");
+	if (b.len < 16)
+		return sb_error_set(err, EPROTO, "short capture");
+	memcpy(&l1, b.s, 8);
+	if (l1 > b.len - 16)
+		return sb_error_set(err, EPROTO, "bad capture");
+	memcpy(&l2, b.s + 8 + l1, 8);
+	if (l2 != b.len - 16 - l1)
+		return sb_error_set(err, EPROTO, "bad capture");
+	*ret_diff = sb_xmemdup(b.s + 8, l1);
+	*ret_len = l1;
+	*ret_commits = sb_xmemdup(b.s + 16 + l1, l2);
+	return 0;
+}
+
+int
+work_prepare_grading(struct helper *h, struct job_spec *j)
+{
+	_cleanup_free_ char *diff = NULL, *commits = NULL, *git = NULL;
+	_cleanup_close_ int repo = -1, gfd = -1, src = -1;
+	struct sb_error *err = NULL;
+	struct sb_copy_opts o;
+	size_t len = 0;
+
+	/* 1. A fresh runner session. */
+	if (work_new_session(h, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "prepare_grading: %s", sb_error_message(err));
+		sb_error_release(&err);
+		return failed(dproto_reply_error(j->reply_fd, 500, "could not start a new runner session"));
+	}
+	/* 2-3. The agent's change, kept in the results directory. */
+	if (capture_for_grading(h, &diff, &len, &commits, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "prepare_grading: %s", sb_error_message(err));
+		sb_error_release(&err);
+		return failed(dproto_reply_error(j->reply_fd, 500, "git failed"));
+	}
+	if (sb_write_file_atomic_at(h->results_fd, "final.patch", diff, len, 0644, &err) < 0 ||
+	    sb_write_file_atomic_at(h->results_fd, "commits.log", commits, strlen(commits), 0644,
+		&err) < 0) {
+		sb_log(SB_LOG_ERROR, "prepare_grading: %s", sb_error_message(err));
+		sb_error_release(&err);
+		return failed(dproto_reply_error(j->reply_fd, 500, "cannot write final.patch"));
+	}
+	/* 4. A fresh copy of the pristine source for the runner... */
+	memset(&o, 0, sizeof(o));
+	o.only_uid = (uid_t)-1;
+	o.chown_uid = h->c->runner.uid;
+	o.chown_gid = h->c->runner.gid;
+	(void)remove_mixed(h, h->runner_fd, "grading", NULL);
+	repo = open(h->c->repo_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	gfd = repo < 0 ? -1 : dir_owned_at(h->runner_fd, "grading", 0710, 0, h->c->runner.gid, &err);
+	if (repo < 0 || gfd < 0 || sb_copy_tree_at(repo, gfd, "src", &o, NULL, &err) < 0 ||
+	    (src = openat(gfd, "src", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		sb_log(SB_LOG_ERROR, "prepare_grading: pristine copy of '%s': %s", h->c->repo_path,
+		    err ? sb_error_message(err) : strerror(errno));
+		sb_error_release(&err);
+		return failed(dproto_reply_error(j->reply_fd, 500, "cannot copy the pristine source"));
+	}
+	/* 5. ...with the agent's patch applied by the runner, never by root. */
+	if (len > 0) {
+		char *argv[] = { (char *)"git", (char *)"apply", (char *)"--binary", (char *)"-", NULL };
+		struct sb_cmd_result r;
+
+		if (sb_cmd_find_program("git", base_env_get(h->c, "PATH"), &git, &err) < 0) {
+			sb_error_release(&err);
+			return failed(dproto_reply_error(j->reply_fd, 500, "git apply failed: no git"));
+		}
+		run_as_runner(h, git, argv, src, j->home, h->c->test_timeout, diff, len, &r);
+		write_log(h, "patch", "git apply --binary final.patch", &r);
+		if (r.exit_code != 0) {
+			int rc = dproto_reply_error(j->reply_fd, 500, "git apply failed: %s", r.err.s);
+
+			sb_cmd_result_release(&r);
+			return failed(rc);
+		}
+		sb_cmd_result_release(&r);
+	}
+	{
+		json_auto_t *ok = json_pack("{s:b}", "success", 1);
+
+		return done(dproto_reply(j->reply_fd, 200, ok));
+	}
+}
+
+int
+work_end_agent_phase(struct helper *h, struct job_spec *j)
+{
+	struct sb_error *err = NULL;
+
+	/* Every process of the agent user, whatever group or session it moved to. */
+	if (sb_proc_kill_uid(h->c->agent.uid, h->c->agent.gid, KILL_ROUNDS, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "agent_exited: %s", sb_error_message(err));
+		sb_error_release(&err);
+		return failed(dproto_reply_error(j->reply_fd, 500, "could not kill the agent's processes"));
+	}
+	{
+		json_auto_t *ok = json_pack("{s:b}", "success", 1);
+
+		return done(dproto_reply(j->reply_fd, 200, ok));
+	}
+}
+
+/* --- start-up --------------------------------------------------------------------------- */
+
+int
+work_new_session(struct helper *h, struct sb_error **err)
+{
+	_cleanup_free_ char *home = helper_home_name(h);
+	_cleanup_close_ int hfd = -1, tfd = -1;
+	char **names = NULL;
+	size_t n = 0;
+
+	if (sb_proc_kill_uid(h->c->runner.uid, h->c->runner.gid, KILL_ROUNDS, err) < 0)
+		return -1;
+	if (sb_list_dir_at(h->runner_fd, ".", SB_COPY_FILES_MAX, &names, &n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (remove_mixed(h, h->runner_fd, names[i], err) < 0) {
+			sb_strv_free(names);
+			return -1;
+		}
+	sb_strv_free(names);
+	hfd = dir_owned_at(h->runner_fd, home, 0700, h->c->runner.uid, h->c->runner.gid, err);
+	if (hfd < 0)
+		return -1;
+	tfd = dir_owned_at(hfd, "tmp", 0700, h->c->runner.uid, h->c->runner.gid, err);
+	return tfd < 0 ? -1 : 0;
+}
+
+/* Scripts the runner may execute in place: build and test (test.sh may call build.sh). */
+static bool
+is_shared_script(const struct dconf *c, const char *rel)
+{
+	return (c->task->scripts.build.s && strcmp(rel, c->task->scripts.build.s) == 0) ||
+		(c->task->scripts.test.s && strcmp(rel, c->task->scripts.test.s) == 0);
+}
+
+/* Does the directory rel lead to a shared script? */
+static bool
+leads_to_shared_script(const struct dconf *c, const char *rel)
+{
+	const char *s[] = { c->task->scripts.build.s, c->task->scripts.test.s };
+	size_t l = strlen(rel);
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(s); i++)
+		if (s[i] != NULL && (l == 0 || (strncmp(s[i], rel, l) == 0 && s[i][l] == '/')))
+			return true;
+	return false;
+}
+
+/*
+ * Task files are root-only (integrity-model: "Task files are root-only"), except the build
+ * and test scripts and the directories leading to them, which sse-runner's group may read
+ * and execute: 0710/0750 root:runner. The tool layer sets this when it builds the image;
+ * the daemon sets it again at start, so a run never depends on the image being right.
+ */
+static int
+apply_task_permissions(struct helper *h, int dirfd, const char *rel, unsigned depth,
+    struct sb_error **err)
+{
+	char **names = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	if (depth > SB_COPY_DEPTH_MAX)
+		return sb_error_set(err, ELOOP, "task files nested too deeply");
+	if (fchown(dirfd, 0, h->c->runner.gid) < 0 ||
+	    fchmod(dirfd, leads_to_shared_script(h->c, rel) ? 0710 : 0700) < 0)
+		return sb_error_errno(err, errno, "task files '%s'", rel);
+	if (sb_list_dir_at(dirfd, ".", SB_COPY_FILES_MAX, &names, &n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		_cleanup_free_ char *child = *rel ? sb_xasprintf("%s/%s", rel, names[i])
+						  : sb_xstrdup(names[i]);
+		struct stat st;
+
+		if (fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sub = openat(dirfd, names[i],
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub >= 0)
+				r = apply_task_permissions(h, sub, child, depth + 1, err);
+		} else if (S_ISREG(st.st_mode)) {
+			bool shared = is_shared_script(h->c, child);
+
+			if (fchownat(dirfd, names[i], 0, shared ? h->c->runner.gid : 0,
+				AT_SYMLINK_NOFOLLOW) < 0 ||
+			    fchmodat(dirfd, names[i], shared ? 0750 : (st.st_mode & 0700), 0) < 0)
+				r = sb_error_errno(err, errno, "task file '%s'", child);
+		} else if (S_ISLNK(st.st_mode) &&
+		    fchownat(dirfd, names[i], 0, 0, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = sb_error_errno(err, errno, "task file '%s'", child);
+		}
+	}
+	sb_strv_free(names);
+	return r;
+}
+
+struct baseline_arg {
+	const char *source;
+	const char *dir;
+	struct sb_error *err;
+};
+
+static int
+baseline_as_agent(void *p)
+{
+	struct baseline_arg *a = p;
+
+	if (sb_git_init(&a->err) < 0 || sb_git_baseline_create(a->source, a->dir, &a->err) < 0) {
+		sb_log(SB_LOG_ERROR, "git baseline: %s", sb_error_message(a->err));
+		return -1;
+	}
+	return 0;
+}
+
+/* A random name, so a directory the agent may traverse is not one it can guess. */
+static char *
+random_name(const char *prefix)
+{
+	unsigned char r[8];
+	char hex[17];
+
+	if (sb_random_bytes(r, sizeof(r), NULL) < 0)
+		abort();
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(hex + 2 * i, 3, "%02x", r[i]);
+	return sb_xasprintf("%s-%s", prefix, hex);
+}
+
+int
+work_setup(struct helper *h, struct sb_error **err)
+{
+	struct dconf *c = h->c;
+	_cleanup_free_ char *gitname = random_name("git"), *bashname = random_name("bash");
+	_cleanup_close_ int gfd = -1, bfd = -1;
+	struct baseline_arg ba;
+
+	if (sb_seccomp_compile(SB_SECCOMP_UNTRUSTED, &untrusted_filter, err) < 0)
+		return -1;
+	h->bench_fd = sb_open_dir(c->bench_path, err);
+	if (h->bench_fd < 0)
+		return -1;
+	if (apply_task_permissions(h, h->bench_fd, "", 0, err) < 0)
+		return sb_error_prefix(err, "%s", c->bench_path);
+	/* The pristine source is root-only too (integrity-model: /ssebench-repo 0700): it may
+	 * hold history the agent's tree does not. */
+	{
+		_cleanup_close_ int repo = trusted_dir(c->repo_path, 0700, 0, err);
+
+		if (repo < 0)
+			return sb_error_prefix(err, "pristine source");
+	}
+	/* Results: written by root only; the entrypoint made the parent 0700. */
+	h->results_fd = trusted_dir(c->results, 0755, 0, err);
+	if (h->results_fd < 0)
+		return sb_error_prefix(err, "results directory");
+	/* Scratch copies: the runner's group may enter, the agent may not (0710). */
+	h->runner_fd = trusted_dir(c->runner_dir, 0710, c->runner.gid, err);
+	if (h->runner_fd < 0)
+		return sb_error_prefix(err, "runner directory");
+	if (work_new_session(h, err) < 0)
+		return sb_error_prefix(err, "runner session");
+	/* Private state: traversable (0711) but not listable, names unguessable. */
+	h->state_fd = trusted_dir(c->state_dir, 0711, 0, err);
+	if (h->state_fd < 0)
+		return sb_error_prefix(err, "state directory");
+	gfd = dir_owned_at(h->state_fd, gitname, 0700, c->agent.uid, c->agent.gid, err);
+	bfd = gfd < 0 ? -1 : dir_owned_at(h->state_fd, bashname, 0700, c->agent.uid, c->agent.gid, err);
+	if (gfd < 0 || bfd < 0)
+		return sb_error_prefix(err, "state directory");
+	h->git_dir = sb_xasprintf("%s/%s/base", c->state_dir, gitname);
+	h->bash_state = sb_xasprintf("%s/%s", c->state_dir, bashname);
+	/* The baseline is taken as the tree's owner, before any listener exists. */
+	memset(&ba, 0, sizeof(ba));
+	ba.source = c->source;
+	ba.dir = h->git_dir;
+	if (run_as(&c->agent, baseline_as_agent, &ba) < 0)
+		return sb_error_set(err, EIO, "cannot record the git baseline of '%s'", c->source);
+	return 0;
+}

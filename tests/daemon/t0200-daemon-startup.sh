@@ -1,0 +1,119 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# ssebench-daemon start-up and HTTP hygiene: bad difficulty levels stop it (exit 2), bad
+# users or task files stop it (exit 1), the sockets get their modes and directories checked,
+# and the HTTP layer answers 404/405/413/400/401 without echoing what the client sent.
+. "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$SB_SRCDIR/tests/daemon/lib-daemon.sh"
+
+require_daemon_env
+plan_lazy
+
+# run_daemon_once [NAME=VALUE...]: start the daemon with the fixture, expect it to exit.
+run_daemon_once() {
+	timeout 20 env -i PATH=/usr/bin:/bin SSE_BENCH_PATH="$D/bench" SSE_REPO_PATH="$D/repo" \
+		SSE_RESULTS="$D/results" SSE_ARCHIVE="$D/archive" SSE_RUNNER_DIR="$D/runner" \
+		SSE_DAEMON_STATE="$D/state" SSE_DAEMON_SOCKET="$D/sse.sock" \
+		SSE_ADMIN_SOCKET="$D/admin/admin.sock" SSE_AGENT_USER="$AGENT_USER" \
+		SSE_RUNNER_USER="$RUNNER_USER" SSE_DAEMON_USER="$DAEMON_USER" "$@" "$DAEMON"
+}
+
+make_fixture
+for bad in -1 5 abc 2.0 " 2" "2 " 0x2 99999999999999999999; do
+	run_cmd r run_daemon_once SSE_DIFFICULTY="$bad"
+	is "$r_rc" 2 "SSE_DIFFICULTY='$bad' stops the daemon with status 2"
+	like "$r_err" "SSE_DIFFICULTY=.* is not a difficulty level" "SSE_DIFFICULTY='$bad' is explained"
+done
+ok "$([ ! -e "$D/sse.sock" ]; echo $?)" "no socket was created by a daemon that refused to start"
+
+run_cmd r run_daemon_once SSE_RUNNER_USER="$AGENT_USER"
+is "$r_rc" 1 "runner user = agent user: refused"
+like "$r_err" "must be distinct" "and explained"
+run_cmd r run_daemon_once SSE_AGENT_USER=root
+is "$r_rc" 1 "agent user root: refused"
+run_cmd r run_daemon_once SSE_RUNNER_USER=no-such-user-xyz
+is "$r_rc" 1 "a missing runner user: refused"
+
+mv "$D/bench/pocs/poc.txt" "$D/poc.away"
+run_cmd r run_daemon_once
+is "$r_rc" 1 "a PoC the config names is missing: refused"
+like "$r_err" "files.poc\\[0\\]: 'pocs/poc.txt' is not a file" "the missing file is named"
+mv "$D/poc.away" "$D/bench/pocs/poc.txt"
+
+printf 'id: daemon-test\nbogus: 1\n' >"$D/bench/config.yaml.bad"
+cp "$D/bench/config.yaml" "$D/config.good"
+cp "$D/bench/config.yaml.bad" "$D/bench/config.yaml"
+run_cmd r run_daemon_once
+is "$r_rc" 1 "an invalid task config: refused (no panic)"
+like "$r_err" "task config: config.yaml:" "with the config problem located"
+cp "$D/config.good" "$D/bench/config.yaml"
+rm -f "$D/bench/config.yaml.bad"
+
+# The admin socket's directory must be root's and 0700.
+mkdir -p "$D/admin" && chmod 0755 "$D/admin"
+run_cmd r run_daemon_once
+is "$r_rc" 1 "admin socket directory with mode 0755: refused"
+like "$r_err" "has mode 0755, not 0700" "and explained"
+chmod 0700 "$D/admin" && chown "$AGENT_USER" "$D/admin"
+run_cmd r run_daemon_once
+is "$r_rc" 1 "admin socket directory owned by the agent: refused"
+rm -rf "$D/admin"
+
+# A planted file or link at the agent socket path is replaced, not used.
+ln -s /etc/passwd "$D/sse.sock"
+start_daemon 2 || bail "daemon did not start"
+sock_mode=$(stat -c '%a %U %F' "$D/sse.sock")
+is "$sock_mode" "666 root socket" "agent socket: 0666, root, a socket (the planted link is gone)"
+is "$(stat -c '%a %U %F' "$D/admin/admin.sock")" "600 root socket" "admin socket: 0600, root"
+is "$(stat -c '%a %U' "$D/admin")" "700 root" "admin socket directory: 0700, root"
+is "$(stat -c '%a %U %G' "$D/runner")" "710 root $RUNNER_USER" "runner directory: 0710 root:runner"
+is "$(stat -c '%a %U %G' "$D/bench/diffs/patch.diff")" "600 root root" "reference patch: root-only"
+is "$(stat -c '%a %U %G' "$D/bench/scripts/build.sh")" "750 root $RUNNER_USER" "build script: runner's group may run it"
+is "$(stat -c '%a %U %G' "$D/bench/scripts/run.sh")" "700 root root" "run script: root-only (it is staged per PoC)"
+ok "$(ps -o user= -p "$(pgrep -P "$daemon_pid" | head -1)" | grep -qv root; echo $?)" "a front runs as a non-root user"
+
+# HTTP hygiene.
+r=$(req agent GET /no/such/path)
+like "$r" '^404 \{"error":"no such endpoint"\}$' "unknown route: 404 JSON"
+r=$(curl -s -m 5 -D - -o /dev/null -X DELETE --unix-socket "$D/sse.sock" http://d/diff)
+like "$r" '^HTTP/1.1 405' "wrong method: 405"
+like "$r" '^Allow: GET' "405 says which method is allowed"
+big=$(head -c 100000 /dev/zero | tr '\0' a)
+is "$(status agent POST /tool/bash "{\"command\":\"$big\"}")" 413 "a 100 kB body: 413"
+r=$(req agent POST /tool/bash '{"command": "echo SECRET-IN-BODY"')
+like "$r" '^400 ' "malformed JSON: 400"
+unlike "$r" 'SECRET-IN-BODY' "the 400 does not echo the input"
+r=$(req agent POST '/tool/bencher?action=build' '{"grading": "yes", "evil": "ECHO-ME"}')
+like "$r" '^400 ' "a body with a wrong type and an unknown key: 400"
+unlike "$r" 'ECHO-ME' "and nothing of it is echoed"
+is "$(status agent POST '/tool/bencher' '{}')" 400 "bencher without ?action=: 400"
+is "$(status agent POST '/tool/bencher?action=frobnicate' '{}')" 500 "unknown bencher action: 500 (as upstream)"
+is "$(status agent POST '/tool/bencher?action=run_poc' '{"poc":"../diffs/patch.diff"}')" 403 "run_poc at level 2: 403 before the PoC is even looked at"
+is "$(status admin POST '/tool/bencher?action=run_poc' '{"poc":"../diffs/patch.diff"}')" 500 "run_poc of something that is not a PoC: 500 (admin)"
+r=$(req admin POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" "project hasn't been built yet" "run_poc before any build: code -1 and a hint"
+
+# TCP: the token is required (except /version), compared exactly.
+is "$(status tcp GET /version)" 200 "TCP without token: /version still answers"
+is "$(status tcp GET /diff)" 401 "TCP without token: /diff refused"
+is "$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer ${TOKEN}x" "http://127.0.0.1:$PORT/diff")" 401 "TCP with a longer token: refused"
+is "$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer ${TOKEN%?}" "http://127.0.0.1:$PORT/diff")" 401 "TCP with a shorter token: refused"
+is "$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H "X-SSE-Token: $TOKEN" "http://127.0.0.1:$PORT/diff")" 200 "TCP with X-SSE-Token: accepted"
+
+# The admin socket: root only, twice over (file mode, then SO_PEERCRED).
+r=$(setpriv --reuid="$AGENT_USER" --regid="$AGENT_USER" --clear-groups curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$D/admin/admin.sock" http://d/reference/patch 2>&1)
+is "$r" 000 "the agent user cannot even connect to the admin socket"
+chmod 0755 "$D/admin" && chmod 0666 "$D/admin/admin.sock"
+r=$(setpriv --reuid="$AGENT_USER" --regid="$AGENT_USER" --clear-groups curl -s -m 5 --unix-socket "$D/admin/admin.sock" http://d/reference/patch)
+like "$r" 'serves root only' "with the socket opened up by mistake, SO_PEERCRED still refuses a non-root peer"
+unlike "$r" 'REFERENCE-PATCH-CONTENT' "and no patch is sent"
+chmod 0600 "$D/admin/admin.sock" && chmod 0700 "$D/admin"
+stop_daemon
+
+# No token: no TCP listener at all.
+start_daemon 2 SSE_DAEMON_TOKEN= || bail "daemon did not start"
+is "$(curl -s -m 3 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/version")" 000 "without SSE_DAEMON_TOKEN nothing listens on TCP"
+like "$(cat "$D/daemon.log")" "SSE_DAEMON_TOKEN is not set: no TCP listener" "and the log says why"
+stop_daemon
+
+done_testing

@@ -1,0 +1,181 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Hostile task scripts and trees against a real daemon. The build script is what the agent's
+# code would be (a Makefile rule, a test): it tries to read the hidden material, write outside
+# its copy, leave processes behind, fork-bomb, flood its output, outlive its timeout, reach
+# the admin socket. The agent's tree carries git configuration that would run commands as
+# whoever captures the diff. None of it may leak, hang the daemon or leave a process.
+. "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$SB_SRCDIR/tests/daemon/lib-daemon.sh"
+
+require_daemon_env
+plan_lazy
+
+make_fixture
+MARK=$SB_TMP/marks
+mkdir -p "$MARK" && chmod 1777 "$MARK"
+# The build script does what the file `mode` in the agent's tree says.
+cat >"$D/bench/scripts/build.sh" <<EOT
+#!/bin/bash
+case \$(cat mode 2>/dev/null) in
+read-hidden)
+	for f in "$D/bench/diffs/patch.diff" "$D/bench/diffs/test.diff" "$D/bench/pocs/poc.txt" \
+		"$D/bench/config.yaml" "$D/repo/main.c" "$D/results/final.patch"; do
+		cat "\$f" 2>&1 || true
+	done
+	ls "$D/bench" "$D/runner" 2>&1
+	cat ./leak 2>&1; cat ./leak-dir/patch.diff 2>&1 ;;
+write-outside)
+	for f in "$D/src/planted" "$D/results/result.json" "$D/bench/planted" "$D/runner/planted" \
+		"$D/archive/planted"; do
+		echo x > "\$f" 2>&1 && echo "WROTE \$f"
+	done ;;
+env)
+	env; id; grep -E '^(CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status
+	exec 3<>/dev/tcp/127.0.0.1/1 2>/dev/null
+	python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect("$D/admin/admin.sock")' 2>&1 | tail -1 ;;
+daemonize)
+	(setsid sleep 300 &) ; (sleep 301 & disown) ; nohup sleep 302 >/dev/null 2>&1 &
+	echo left ;;
+forkbomb)
+	bomb() { bomb | bomb & }; bomb; sleep 2; echo bombed ;;
+flood)
+	head -c 1073741824 /dev/zero | tr '\\0' x ;;
+sleep)
+	sleep 60 ;;
+*)
+	echo "plain build" ;;
+esac
+EOT
+chmod 0755 "$D/bench/scripts/build.sh"
+# The agent's tree: links to hidden files, and git settings that would run commands.
+ln -s "$D/bench/diffs/patch.diff" "$D/src/leak"
+ln -s "$D/bench/diffs" "$D/src/leak-dir"
+cat >"$MARK/mark.sh" <<EOT
+#!/bin/sh
+touch "$MARK/ran-as-\$(id -u)-\$\$"
+cat
+EOT
+chmod 0755 "$MARK/mark.sh"
+git -c safe.directory='*' -C "$D/src" config core.fsmonitor "$MARK/mark.sh"
+git -c safe.directory='*' -C "$D/src" config filter.evil.clean "$MARK/mark.sh"
+git -c safe.directory='*' -C "$D/src" config filter.evil.smudge "$MARK/mark.sh"
+git -c safe.directory='*' -C "$D/src" config filter.evil.process "$MARK/mark.sh"
+git -c safe.directory='*' -C "$D/src" config diff.evil.textconv "$MARK/mark.sh"
+git -c safe.directory='*' -C "$D/src" config diff.evil.command "$MARK/mark.sh"
+git -c safe.directory='*' -C "$D/src" config core.hooksPath "$MARK"
+for h in pre-commit post-checkout post-index-change fsmonitor-watchman reference-transaction; do
+	cp "$MARK/mark.sh" "$D/src/.git/hooks/$h"
+done
+printf '* filter=evil diff=evil\n' >"$D/src/.gitattributes"
+printf 'int main(void) { return 1; }\n' >"$D/src/main.c"
+mkdir -p "$SB_TMP/home"
+printf '[core]\n\tfsmonitor = %s\n[filter "evil"]\n\tclean = %s\n' "$MARK/mark.sh" "$MARK/mark.sh" \
+	>"$SB_TMP/home/.gitconfig"
+chown -R "$AGENT_USER:$AGENT_USER" "$D/src"
+
+# live_procs USER: processes of USER that are not zombies (a zombie is dead, waiting for
+# whoever reaps orphans on this host).
+live_procs() {
+	ps -u "$1" -o stat= 2>/dev/null | grep -vc '^Z'
+}
+
+setmode() {
+	printf '%s\n' "$1" >"$D/src/mode"
+	chown "$AGENT_USER" "$D/src/mode"
+}
+
+start_daemon 0 SSE_BUILD_TIMEOUT=3 SSE_OUTPUT_CAP=65536 SSE_RUNNER_NPROC=200 \
+	SSE_API_KEY=sk-secret-key OPENAI_API_KEY=sk-other HOME="$SB_TMP/home" \
+	XDG_CONFIG_HOME="$SB_TMP/home" || bail "daemon did not start"
+
+build() {
+	req agent POST '/tool/bencher?action=build' '{}'
+}
+
+setmode read-hidden
+r=$(build)
+like "$r" '^200 ' "read-hidden: the build ran"
+for secret in REFERENCE-PATCH-CONTENT HIDDEN-TEST-CONTENT 'crash me' 'daemon-test' 'return 0'; do
+	unlike "$r" "$secret" "read-hidden: the runner cannot read '$secret'"
+done
+like "$r" 'Permission denied' "read-hidden: the reads fail with EACCES"
+
+setmode write-outside
+r=$(build)
+unlike "$r" 'WROTE' "write-outside: nothing outside the runner's copy was written"
+ok "$([ ! -e "$D/src/planted" ] && [ ! -e "$D/bench/planted" ] && [ ! -e "$D/archive/planted" ]; echo $?)" \
+	"write-outside: no planted file exists"
+
+setmode env
+r=$(build)
+unlike "$r" 'sk-secret-key|sk-other|SSE_DAEMON_TOKEN|SSE_ADMIN_SOCKET|test-token' "env: no secret and no admin socket in the script's environment"
+like "$r" "uid=[0-9]+\\($RUNNER_USER\\) gid=[0-9]+\\($RUNNER_USER\\) groups=[0-9]+\\($RUNNER_USER\\)\\\\n" "env: runs as the runner, no supplementary groups"
+like "$r" 'CapEff:\\t0000000000000000' "env: no effective capabilities"
+like "$r" 'CapBnd:\\t0000000000000000' "env: empty bounding set"
+like "$r" 'NoNewPrivs:\\t1' "env: no_new_privs"
+like "$r" 'Seccomp:\\t2' "env: a seccomp filter"
+like "$r" 'PermissionError|Permission denied' "env: the admin socket cannot be connected to"
+
+setmode daemonize
+r=$(build)
+like "$r" 'left' "daemonize: the script started its leftovers"
+sleep 0.5
+is "$(live_procs "$RUNNER_USER")" 0 "daemonize: no runner process survives the action"
+
+setmode forkbomb
+start=$(date +%s)
+r=$(build)
+like "$r" '^200 ' "forkbomb: the action returns"
+is "$(status agent GET /version)" 200 "forkbomb: the daemon still answers"
+is "$(live_procs "$RUNNER_USER")" 0 "forkbomb: nothing of it is left"
+
+setmode flood
+start=$(date +%s%N)
+r=$(build)
+took=$((($(date +%s%N) - start) / 1000000))
+like "$r" '"truncated":true' "flood: 1 GB of output is cut"
+ok "$([ ${#r} -lt 200000 ]; echo $?)" "flood: the reply stays small (${#r} bytes)"
+diag "flood: 1 GB handled in $took ms"
+rss=$(awk '/VmRSS/ {print $2}' "/proc/$daemon_pid/status")
+ok "$([ "$rss" -lt 100000 ]; echo $?)" "flood: the daemon's memory stays small (${rss} kB)"
+
+setmode sleep
+start=$(date +%s)
+r=$(build)
+took=$(($(date +%s) - start))
+like "$r" '"code":124' "sleep: a build past SSE_BUILD_TIMEOUT gets code 124"
+like "$r" '"timed_out":true' "sleep: reported as a timeout"
+ok "$([ "$took" -lt 15 ]; echo $?)" "sleep: returned after the timeout and grace ($took s)"
+
+# While a long build runs, reads and the admin socket still answer at once.
+setmode sleep
+build >/dev/null &
+bpid=$!
+sleep 0.5
+for l in agent admin; do
+	t0=$(date +%s%N)
+	st=$(status "$l" GET /diff)
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	is "$st" 200 "during a build: /diff on the $l socket answers"
+	ok "$([ "$ms" -lt 2000 ]; echo $?)" "during a build: it did not wait for the build ($ms ms)"
+done
+wait "$bpid"
+
+# The git configuration planted in the tree ran nothing, through /diff, /files or grading.
+setmode plain
+r=$(req agent GET /diff)
+like "$r" '^200 ' "/diff works on the hostile tree"
+like "$r" 'new file mode 120000' "the planted links are diffed as links"
+unlike "$r" 'REFERENCE-PATCH-CONTENT' "the diff never holds the linked reference patch"
+is "$(status agent GET /files)" 200 "/files works on the hostile tree"
+is "$(status admin POST /admin/agent_exited '{}')" 200 "agent_exited"
+is "$(status admin POST /prepare_grading '{}')" 200 "prepare_grading on the hostile tree"
+unlike "$(cat "$D/results/final.patch")" 'REFERENCE-PATCH-CONTENT' "final.patch holds no linked hidden content"
+is "$(ls "$MARK" | grep -c ran-as)" 0 "no hook, filter, fsmonitor or diff driver ran (as any user)"
+is "$(stat -c '%U %a' "$D/results/final.patch")" "root 644" "final.patch is written by root"
+r=$(req admin POST '/tool/bencher?action=build' '{"grading":true}')
+like "$r" '"code":0' "the grading build runs on the patched pristine copy"
+stop_daemon
+
+done_testing

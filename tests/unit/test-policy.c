@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test-policy.c: the daemon's access rules (daemon/request.c), exhaustively: every request
+ * type and bencher action x channel x phase x difficulty, against a table written from the
+ * integrity model and upstream §3.4 (not computed by the code under test). The real daemon
+ * is attacked with the same matrix in tests/daemon/.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "sb/diag.h"
+#include "sb/task.h"
+
+#include "../../daemon/daemon.h"
+#include "unit.h"
+
+static struct sb_task_config *task;
+
+static const char config_yaml[] =
+    "id: t\nproject: p\nrepository: https://e.org\nlanguage: c\nsource: /src/p\n"
+    "task_description: {issue: x}\n"
+    "scripts: {build: b.sh, run: r.sh, test: t.sh}\n"
+    "files: {patch: d/p.diff, future_test: d/t.diff, poc: [pocs/a, pocs/b]}\n";
+
+static void
+setup(void)
+{
+	struct sb_diags d = SB_DIAGS_INIT;
+
+	task = sb_task_config_parse(config_yaml, strlen(config_yaml), "c", &d);
+	ck_assert_uint_eq(d.n, 0);
+}
+
+static void
+teardown(void)
+{
+	sb_task_config_free(task);
+}
+
+/* The spec: which bencher actions each level allows on agent-facing listeners. */
+static const char allowed[5][4] = {
+	/* build, function_test, run_poc, intent_test */
+	{ 1, 1, 1, 1 }, /* 0 FULL_ASSISTANCE */
+	{ 1, 1, 1, 0 }, /* 1 NO_INTENT_TEST */
+	{ 1, 1, 0, 0 }, /* 2 NO_FUTURE_TEST (default) */
+	{ 1, 0, 0, 0 }, /* 3 BUILD_ONLY */
+	{ 0, 0, 0, 0 }, /* 4 NO_BUILD */
+};
+static const char *const actions[4] = { "build", "function_test", "run_poc", "intent_test" };
+
+static unsigned
+call(enum dchannel ch, bool phase, unsigned level, enum dreq_type t, const char *action,
+    const char *body)
+{
+	struct dpolicy p = { level, phase, task, "/ssebench" };
+	json_t *req = dreq_from_client(t, action, NULL, body, body ? strlen(body) : 0);
+	const char *msg = NULL;
+	unsigned st;
+
+	ck_assert_msg(req != NULL, "request %d %s %s refused as malformed", t, action, body);
+	st = dreq_policy(&p, ch, t, req, &msg);
+	json_decref(req);
+	return st;
+}
+
+/* _i encodes channel (2) x phase (2) x level (5). */
+START_TEST(test_matrix)
+{
+	enum dchannel ch = (_i / 10) ? DCH_ADMIN : DCH_AGENT;
+	bool phase = (_i / 5) % 2 == 0;
+	unsigned level = (unsigned)(_i % 5);
+	bool agent = ch == DCH_AGENT;
+
+	/* Reads: allowed everywhere, always. */
+	for (enum dreq_type t = DREQ_DIFF; t <= DREQ_FINAL_DIFF; t++)
+		ck_assert_uint_eq(call(ch, phase, level, t, NULL, NULL), 0);
+	/* Admin-only endpoints: 403 on the agent channel in both phases. */
+	ck_assert_uint_eq(call(ch, phase, level, DREQ_REFERENCE_PATCH, NULL, NULL), agent ? 403 : 0);
+	ck_assert_uint_eq(call(ch, phase, level, DREQ_PREPARE_GRADING, NULL, "{}"), agent ? 403 : 0);
+	ck_assert_uint_eq(call(ch, phase, level, DREQ_AGENT_EXITED, NULL, "{}"), agent ? 403 : 0);
+	/* bash: never gated, closed after the phase on the agent channel. */
+	ck_assert_uint_eq(call(ch, phase, level, DREQ_BASH, NULL, "{\"command\":\"true\"}"),
+	    agent && !phase ? 403 : 0);
+	/* bencher: the level's table in the phase, nothing after; admin never gated. */
+	for (int a = 0; a < 4; a++) {
+		const char *body = strcmp(actions[a], "run_poc") == 0 ? "{\"poc\":\"pocs/a\"}" : "{}";
+		unsigned want = !agent ? 0 : !phase ? 403 : allowed[level][a] ? 0 : 403;
+
+		ck_assert_msg(call(ch, phase, level, DREQ_BENCHER, actions[a], body) == want,
+		    "%s ch=%d phase=%d level=%u", actions[a], ch, phase, level);
+		/* grading: true is the admin socket's alone. */
+		if (strcmp(actions[a], "run_poc") != 0)
+			ck_assert_uint_eq(call(ch, phase, level, DREQ_BENCHER, actions[a],
+					      "{\"grading\":true}"),
+			    agent ? 403 : 0);
+	}
+}
+END_TEST
+
+/* dreq_from_client on a string body. */
+static json_t *
+FROM(enum dreq_type type, const char *action, const char *since, const char *body)
+{
+	return dreq_from_client(type, action, since, body, body != NULL ? strlen(body) : 0);
+}
+
+START_TEST(test_bad_requests)
+{
+	struct dpolicy p = { 0, true, task, "/ssebench" };
+	const char *msg;
+	json_t *req;
+
+	/* Unknown action: 500, as upstream (after the gate would have let it pass). */
+	req = FROM(DREQ_BENCHER, "rm_rf", NULL, "{}");
+	ck_assert_uint_eq(dreq_policy(&p, DCH_ADMIN, DREQ_BENCHER, req, &msg), 500);
+	json_decref(req);
+	/* A PoC that is not configured, or an escape attempt. */
+	req = FROM(DREQ_BENCHER, "run_poc", NULL, "{\"poc\":\"../diffs/p.diff\"}");
+	ck_assert_uint_eq(dreq_policy(&p, DCH_ADMIN, DREQ_BENCHER, req, &msg), 500);
+	ck_assert_str_eq(msg, "not a PoC of this task");
+	json_decref(req);
+	/* The absolute form of a configured PoC is that PoC. */
+	ck_assert_str_eq(dreq_match_poc(task, "/ssebench", "/ssebench/pocs/b"), "pocs/b");
+	ck_assert_ptr_null(dreq_match_poc(task, "/ssebench", "/ssebench2/pocs/b"));
+	/* Malformed bodies and values. */
+	ck_assert_ptr_null(FROM(DREQ_BENCHER, NULL, NULL, "{}")); /* no action */
+	ck_assert_ptr_null(FROM(DREQ_BENCHER, "build", NULL, "[]"));
+	ck_assert_ptr_null(FROM(DREQ_BENCHER, "build", NULL, "{\"grading\":1}"));
+	ck_assert_ptr_null(FROM(DREQ_BENCHER, "build", NULL, "{\"x\":1}"));
+	ck_assert_ptr_null(FROM(DREQ_BENCHER, "build", NULL, "{\"grading\":true,\"grading\":false}"));
+	ck_assert_ptr_null(FROM(DREQ_BASH, NULL, NULL, "{}"));
+	ck_assert_ptr_null(FROM(DREQ_BASH, NULL, NULL, "{\"command\":1}"));
+	ck_assert_ptr_null(FROM(DREQ_BASH, NULL, NULL, "{\"command\":\"x\",\"timeout\":-1}"));
+	ck_assert_ptr_null(FROM(DREQ_BASH, NULL, NULL, "not json"));
+	ck_assert_ptr_null(FROM(DREQ_DIALOG, NULL, "-5", NULL));
+	ck_assert_ptr_null(FROM(DREQ_DIALOG, NULL, "1e3", NULL));
+	ck_assert_ptr_null(FROM(DREQ_PREPARE_GRADING, NULL, NULL, "{\"a\":1}"));
+	/* An empty POST body counts as {}. */
+	req = FROM(DREQ_AGENT_EXITED, NULL, NULL, "");
+	ck_assert_ptr_nonnull(req);
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(test_gate_table)
+{
+	for (unsigned level = 0; level < 5; level++)
+		for (int a = 0; a < 4; a++)
+			ck_assert_msg(dconf_gate_allows(level, actions[a]) == allowed[level][a],
+			    "level %u %s", level, actions[a]);
+	/* Unknown actions pass the gate (the router refuses them). */
+	ck_assert(dconf_gate_allows(4, "bash"));
+}
+END_TEST
+
+static Suite *
+policy_suite(void)
+{
+	Suite *s = suite_create("policy");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_matrix, 0, 20);
+	tcase_add_test(tc, test_bad_requests);
+	tcase_add_test(tc, test_gate_table);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SB_UNIT_MAIN(policy_suite)
