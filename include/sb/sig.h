@@ -26,5 +26,6 @@ const char *sb_sig_name(int sig);
 void sb_sig_install_interrupt(void);
 void sb_sig_set_deferred(bool deferred);
 int sb_sig_interrupted(void); /* the signal received, or 0 */
+int sb_sig_interrupt_count(void); /* how many were received (a second Ctrl-C escalates) */
 
 #endif

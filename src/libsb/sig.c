@@ -49,6 +49,7 @@ sb_sig_name(int sig)
 }
 
 static volatile sig_atomic_t sig_received;
+static volatile sig_atomic_t sig_count;
 static volatile sig_atomic_t sig_deferred;
 
 static void
@@ -57,6 +58,7 @@ on_interrupt(int sig)
 	static const char msg[] = "\nInterrupted\n";
 
 	sig_received = sig;
+	sig_count++;
 	if (!sig_deferred) {
 		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 		_exit(sig == SIGINT ? SB_EXIT_INTERRUPTED : SB_EXIT_SIGNAL_BASE + sig);
@@ -87,4 +89,10 @@ int
 sb_sig_interrupted(void)
 {
 	return sig_received;
+}
+
+int
+sb_sig_interrupt_count(void)
+{
+	return sig_count;
 }

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * http.h: a small HTTP client (libcurl) for the daemon's API: over a Unix socket or TCP,
+ * with a timeout on every call and a cap on the reply (STYLE.md rule 16).
+ */
+#ifndef SB_HTTP_H
+#define SB_HTTP_H
+
+#include <jansson.h>
+
+#include "sb/buf.h"
+#include "sb/common.h"
+#include "sb/error.h"
+
+struct sb_http_target {
+	const char *unix_socket; /* a Unix socket path, or NULL for TCP */
+	const char *base_url;	 /* "http://localhost" for a socket; "http://host:port" for TCP */
+	const char *token;	 /* sent as "Authorization: Bearer <token>", or NULL */
+	long timeout_ms;	 /* the whole call; 0: SB_HTTP_TIMEOUT_DEFAULT_MS */
+	size_t max_reply;	 /* 0: SB_HTTP_REPLY_MAX */
+};
+
+struct sb_http_reply {
+	long status;
+	struct sb_buf body;
+};
+
+/* Process-wide libcurl set-up; call once before threads. */
+int sb_http_init(struct sb_error **err);
+
+/*
+ * One request. body may be NULL (no body). On success (any HTTP status) *ret is filled and
+ * the caller releases it with sb_http_reply_release. Fails with ETIMEDOUT, ECONNREFUSED,
+ * ENOENT (no socket), EMSGSIZE (reply over the cap) or EIO.
+ */
+int sb_http_request(const struct sb_http_target *t, const char *method, const char *path,
+    const char *body, size_t body_len, struct sb_http_reply *ret, struct sb_error **err);
+
+/* The same with a JSON body and a JSON reply (*ret_json: new reference, NULL if not JSON). */
+int sb_http_json(const struct sb_http_target *t, const char *method, const char *path,
+    const json_t *body, long *ret_status, json_t **ret_json, struct sb_error **err);
+
+void sb_http_reply_release(struct sb_http_reply *r);
+
+#endif
