@@ -203,7 +203,16 @@ job_start(struct helper *h, struct job *j)
 	struct job_spec *s = &j->spec;
 	pid_t pid;
 
-	/* Decisions that change shared state are taken here, in order, before the fork. */
+	/* Decisions that change shared state are taken here, in order, before the fork. A
+	 * grading action is checked here, not when it arrives: queued behind a
+	 * prepare_grading, it must see that preparation's outcome (the worker answers the
+	 * client before the helper has reaped it). */
+	if (s->type == DREQ_BENCHER && s->grading && strcmp(s->action, "run_poc") != 0 &&
+	    !h->grading_ready) {
+		dproto_reply_error(s->reply_fd, 409, "call /prepare_grading before grading actions");
+		job_remove(j);
+		return;
+	}
 	if (s->type == DREQ_BENCHER) {
 		if (strcmp(s->action, "build") == 0) {
 			free(s->previous_build);
@@ -423,11 +432,6 @@ handle_request(struct helper *h, enum dchannel ch, struct dproto_hdr *hdr, char 
 			    "stderr", "project hasn't been built yet - call 'build' action first");
 
 			dproto_reply(reply_fd, 200, r);
-			goto done;
-		}
-		if (json_is_true(json_object_get(req, "grading")) && !h->grading_ready &&
-		    strcmp(action, "run_poc") != 0) {
-			dproto_reply_error(reply_fd, 409, "call /prepare_grading before grading actions");
 			goto done;
 		}
 		break;

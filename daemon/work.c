@@ -962,6 +962,86 @@ work_new_session(struct helper *h, struct sb_error **err)
 	return tfd < 0 ? -1 : 0;
 }
 
+/*
+ * Support directories (upstream §2.4): a top-level /ssebench/<name> that a build, run or test
+ * script names by absolute path and that holds no hidden file (a PoC driver, a Rust
+ * harness). The runner may read them in place, never change them. Which names qualify is
+ * decided once, here, from the scripts' text; the hidden files can never be in one.
+ */
+static char **support_dirs;
+
+static bool
+holds_hidden(const struct dconf *c, const char *name)
+{
+	const struct sb_task_config *t = c->task;
+	const char *hidden[] = { t->files.patch.s, t->files.future_test.s, t->files.security_test.s,
+		t->files.intent_test.s, "config.yaml" };
+	size_t l = strlen(name);
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(hidden); i++)
+		if (hidden[i] != NULL && strncmp(hidden[i], name, l) == 0 &&
+		    (hidden[i][l] == '/' || hidden[i][l] == '\0'))
+			return true;
+	for (size_t i = 0; i < t->files.poc.n; i++)
+		if (strncmp(t->files.poc.v[i].s, name, l) == 0 &&
+		    (t->files.poc.v[i].s[l] == '/' || t->files.poc.v[i].s[l] == '\0'))
+			return true;
+	return false;
+}
+
+static void
+find_support_dirs(struct helper *h)
+{
+	const char *scripts[] = { h->c->task->scripts.build.s, h->c->task->scripts.run.s,
+		h->c->task->scripts.test.s };
+	_cleanup_free_ char *prefix = sb_xasprintf("%s/", h->c->bench_path);
+	struct sb_argv found = SB_ARGV_INIT;
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(scripts); i++) {
+		_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_CONFIG_FILE_MAX);
+
+		if (scripts[i] == NULL || sb_read_file_at(h->bench_fd, scripts[i], 0, &b, NULL) < 0)
+			continue;
+		for (const char *p = strstr(b.s, prefix); p != NULL; p = strstr(p + 1, prefix)) {
+			const char *n = p + strlen(prefix), *e = n;
+			_cleanup_free_ char *name = NULL;
+			struct stat st;
+
+			while ((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') ||
+			    (*e >= '0' && *e <= '9') || *e == '.' || *e == '_' || *e == '-')
+				e++;
+			if (e == n)
+				continue;
+			name = sb_xstrndup(n, (size_t)(e - n));
+			if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+			    sb_env_get(&found, name) != NULL || holds_hidden(h->c, name) ||
+			    fstatat(h->bench_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !S_ISDIR(st.st_mode))
+				continue;
+			/* The scripts directory itself is handled file by file. */
+			if (h->c->task->scripts.build.s != NULL &&
+			    strncmp(h->c->task->scripts.build.s, name, strlen(name)) == 0 &&
+			    h->c->task->scripts.build.s[strlen(name)] == '/')
+				continue;
+			sb_argv_pushf(&found, "%s=1", name);
+		}
+	}
+	support_dirs = sb_argv_detach(&found);
+}
+
+/* Is rel (a path in the task files) inside a support directory? */
+static bool
+in_support_dir(const char *rel)
+{
+	for (char **d = support_dirs; d != NULL && *d != NULL; d++) {
+		size_t l = strcspn(*d, "=");
+
+		if (strncmp(rel, *d, l) == 0 && (rel[l] == '/' || rel[l] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 /* Scripts the runner may execute in place: build and test (test.sh may call build.sh). */
 static bool
 is_shared_script(const struct dconf *c, const char *rel)
@@ -999,9 +1079,15 @@ apply_task_permissions(struct helper *h, int dirfd, const char *rel, unsigned de
 
 	if (depth > SB_COPY_DEPTH_MAX)
 		return sb_error_set(err, ELOOP, "task files nested too deeply");
-	if (fchown(dirfd, 0, h->c->runner.gid) < 0 ||
-	    fchmod(dirfd, leads_to_shared_script(h->c, rel) ? 0710 : 0700) < 0)
-		return sb_error_errno(err, errno, "task files '%s'", rel);
+	{
+		mode_t mode = in_support_dir(rel) ? 0750
+			: leads_to_shared_script(h->c, rel) || (*rel == '\0' && support_dirs[0]) ? 0710
+												   : 0700;
+
+		/* The runner's group only where the mode gives that group something. */
+		if (fchown(dirfd, 0, (mode & 0070) ? h->c->runner.gid : 0) < 0 || fchmod(dirfd, mode) < 0)
+			return sb_error_errno(err, errno, "task files '%s'", rel);
+	}
 	if (sb_list_dir_at(dirfd, ".", SB_COPY_FILES_MAX, &names, &n, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -1018,11 +1104,14 @@ apply_task_permissions(struct helper *h, int dirfd, const char *rel, unsigned de
 			if (sub >= 0)
 				r = apply_task_permissions(h, sub, child, depth + 1, err);
 		} else if (S_ISREG(st.st_mode)) {
-			bool shared = is_shared_script(h->c, child);
+			bool shared = is_shared_script(h->c, child), support = in_support_dir(child);
+			mode_t mode = shared ? 0750
+				: support    ? ((st.st_mode & 0100) ? 0750 : 0640)
+					     : (st.st_mode & 0700);
 
-			if (fchownat(dirfd, names[i], 0, shared ? h->c->runner.gid : 0,
+			if (fchownat(dirfd, names[i], 0, shared || support ? h->c->runner.gid : 0,
 				AT_SYMLINK_NOFOLLOW) < 0 ||
-			    fchmodat(dirfd, names[i], shared ? 0750 : (st.st_mode & 0700), 0) < 0)
+			    fchmodat(dirfd, names[i], mode, 0) < 0)
 				r = sb_error_errno(err, errno, "task file '%s'", child);
 		} else if (S_ISLNK(st.st_mode) &&
 		    fchownat(dirfd, names[i], 0, 0, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -1078,6 +1167,10 @@ work_setup(struct helper *h, struct sb_error **err)
 	h->bench_fd = sb_open_dir(c->bench_path, err);
 	if (h->bench_fd < 0)
 		return -1;
+	find_support_dirs(h);
+	for (char **d = support_dirs; *d != NULL; d++)
+		sb_log(SB_LOG_INFO, "support directory shared read-only with the runner: %.*s",
+		    (int)strcspn(*d, "="), *d);
 	if (apply_task_permissions(h, h->bench_fd, "", 0, err) < 0)
 		return sb_error_prefix(err, "%s", c->bench_path);
 	/* The pristine source is root-only too (integrity-model: /ssebench-repo 0700): it may
@@ -1088,10 +1181,24 @@ work_setup(struct helper *h, struct sb_error **err)
 		if (repo < 0)
 			return sb_error_prefix(err, "pristine source");
 	}
-	/* Results: written by root only; the entrypoint made the parent 0700. */
-	h->results_fd = trusted_dir(c->results, 0755, 0, err);
-	if (h->results_fd < 0)
-		return sb_error_prefix(err, "results directory");
+	/*
+	 * Results: the run directory on the host, whoever owns it there. What keeps the agent
+	 * and the runner out is its parent, 0700 root (the entrypoint sets that; integrity-
+	 * model: "whoever owns the run directory on the host"). It must be a directory, not a
+	 * link; every write in it is an atomic replace through this descriptor.
+	 */
+	{
+		struct stat st;
+
+		if (mkdir(c->results, 0755) < 0 && errno != EEXIST)
+			return sb_error_errno(err, errno, "mkdir '%s'", c->results);
+		if (lstat(c->results, &st) < 0 || !S_ISDIR(st.st_mode))
+			return sb_error_set(err, ENOTDIR, "results directory '%s' is not a directory",
+			    c->results);
+		h->results_fd = open(c->results, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (h->results_fd < 0)
+			return sb_error_errno(err, errno, "open '%s'", c->results);
+	}
 	/* Scratch copies: the runner's group may enter, the agent may not (0710). */
 	h->runner_fd = trusted_dir(c->runner_dir, 0710, c->runner.gid, err);
 	if (h->runner_fd < 0)

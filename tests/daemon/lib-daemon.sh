@@ -3,9 +3,11 @@
 # test users and a small task, and talk to each of its listeners. Sourced after lib.sh.
 
 DAEMON=${SSEBENCH_DAEMON:-$SB_BUILDDIR/ssebench-daemon}
-AGENT_USER=sbt-agent
-RUNNER_USER=sbt-runner
-DAEMON_USER=sbt-daemon
+# SBT_USER_PREFIX lets suites that run at the same time use separate users (a daemon kills
+# every process of its agent and runner users).
+AGENT_USER=${SBT_USER_PREFIX:-sbt}-agent
+RUNNER_USER=${SBT_USER_PREFIX:-sbt}-runner
+DAEMON_USER=${SBT_USER_PREFIX:-sbt}-daemon
 TOKEN=test-token-$$-$RANDOM
 PORT=$((20000 + ($$ % 20000)))
 D=$SB_TMP/run

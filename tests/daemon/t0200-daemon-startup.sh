@@ -59,6 +59,13 @@ run_cmd r run_daemon_once
 is "$r_rc" 1 "admin socket directory owned by the agent: refused"
 rm -rf "$D/admin"
 
+# Support directories: a directory a script names by absolute path is shared read-only with
+# the runner, unless it holds hidden material (here pocs/, named too).
+mkdir -p "$D/bench/harness" "$D/bench/unnamed"
+printf 'int driver;\n' >"$D/bench/harness/driver.c"
+printf 'secret\n' >"$D/bench/unnamed/x"
+printf '#!/bin/sh\ncc -c %s/harness/driver.c -o /dev/null; ls %s/pocs\necho "poc $1"\n' \
+	"$D/bench" "$D/bench" >"$D/bench/scripts/run.sh"
 # A planted file or link at the agent socket path is replaced, not used.
 ln -s /etc/passwd "$D/sse.sock"
 start_daemon 2 || bail "daemon did not start"
@@ -70,6 +77,11 @@ is "$(stat -c '%a %U %G' "$D/runner")" "710 root $RUNNER_USER" "runner directory
 is "$(stat -c '%a %U %G' "$D/bench/diffs/patch.diff")" "600 root root" "reference patch: root-only"
 is "$(stat -c '%a %U %G' "$D/bench/scripts/build.sh")" "750 root $RUNNER_USER" "build script: runner's group may run it"
 is "$(stat -c '%a %U %G' "$D/bench/scripts/run.sh")" "700 root root" "run script: root-only (it is staged per PoC)"
+is "$(stat -c '%a %U %G' "$D/bench/harness")" "750 root $RUNNER_USER" "a support directory a script names: readable by the runner's group"
+is "$(stat -c '%a %U %G' "$D/bench/harness/driver.c")" "640 root $RUNNER_USER" "and its files: read-only for that group"
+is "$(stat -c '%a %U %G' "$D/bench/pocs")" "700 root root" "a directory holding a PoC stays root-only even when a script names it"
+is "$(stat -c '%a %U %G' "$D/bench/unnamed")" "700 root root" "a directory no script names stays root-only"
+like "$(cat "$D/daemon.log")" "support directory shared read-only with the runner: harness" "the daemon says what it shared"
 ok "$(ps -o user= -p "$(pgrep -P "$daemon_pid" | head -1)" | grep -qv root; echo $?)" "a front runs as a non-root user"
 
 # HTTP hygiene.
