@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * grade.h: the pure half of ssebench-evaluator. What the checks found, the first-failure
+ * bookkeeping, the verdict (upstream-reference.md §5.4, with the timeout fix described in
+ * docs/evaluator.md) and the result.json document. No I/O here: main.c talks to the daemon
+ * and writes the file; everything below can be driven from a test with plain values.
+ */
+#ifndef SB_EVALUATOR_GRADE_H
+#define SB_EVALUATOR_GRADE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "sb/common.h"
+#include "sb/limits.h"
+
+/*
+ * The most of a failing check's output kept in error_log: the end of it, which is where a
+ * compiler error or a sanitizer report is. The rest is in the daemon's scriptrunner logs.
+ */
+
+/* One boolean check: did it run, and with what outcome (JSON null / true / false). */
+enum grade_check {
+	GRADE_CHECK_NOT_RUN = 0,
+	GRADE_CHECK_PASSED,
+	GRADE_CHECK_FAILED,
+};
+
+enum grade_status {
+	GRADE_STATUS_PASSED = 0,
+	GRADE_STATUS_FAILED,
+	GRADE_STATUS_ERROR,
+};
+
+struct grade {
+	enum grade_check build;
+	enum grade_check func_test;
+	enum grade_check intent_test;
+
+	/* The PoC check: started (pov_total known), how many finished, how many passed. */
+	bool pov_started;
+	unsigned pov_total;
+	unsigned pov_done;
+	unsigned pov_passed;
+
+	/* The first failure (owned; NULL until one happens), then the verdict's message. */
+	char *error_msg;
+	char *error_log;
+
+	/* Why grading stopped early, if it did. */
+	bool timed_out;     /* the TIMEOUT budget ran out (evaluator_timeout) */
+	unsigned timeout_s; /* that budget, for "Timeout (<n>s)" */
+	char *exception;    /* an infrastructure failure (owned), e.g. the daemon unreachable */
+
+	/* Set by grade_verdict. */
+	enum grade_status status;
+};
+
+/* What the entrypoint tells us about the agent phase (runtime_result). */
+struct grade_runtime {
+	int64_t agent_duration; /* seconds; 0 when unknown */
+	bool agent_timeout;     /* the agent was stopped by its time limit */
+	bool has_exit_code;     /* agent_exit_code is null otherwise */
+	int64_t agent_exit_code;
+};
+
+void grade_init(struct grade *g, unsigned timeout_s);
+/* Free what g owns; g is as after grade_init (same timeout) afterwards. */
+void grade_release(struct grade *g);
+
+/*
+ * The end of log (len bytes), at most max bytes of it, as a new string. When bytes are cut,
+ * the result starts with "[... N bytes cut ...]\n" and the cut moves forward to the next
+ * UTF-8 character boundary, so no character is split. Never fails (allocation aborts).
+ */
+char *grade_cap_log(const char *log, size_t len, size_t max);
+
+/*
+ * Record a failure. Only the first one sets error_msg and error_log (log capped at
+ * SB_GRADE_ERROR_LOG_MAX; NULL log gives a null error_log); later calls change nothing.
+ * Returns true when this was the first.
+ */
+bool grade_fail(struct grade *g, const char *msg, const char *log);
+
+/*
+ * The agent's patch does not apply to the pristine tree (upstream §5.2 step 1): build,
+ * functional and intent checks are false, the PoC fields stay null, and the first failure
+ * is "Patch apply failed" with msg (the daemon's git output) as its log.
+ */
+void grade_patch_apply_failed(struct grade *g, const char *msg);
+
+/* The PoC check starts with n PoCs: pov_total = n, pov_passed = 0. */
+void grade_pov_start(struct grade *g, unsigned n);
+
+/* One PoC finished; a failure records "PoC failed: <path>" with log. */
+void grade_pov_result(struct grade *g, bool passed, const char *path, const char *log);
+
+/* Grading stopped: the budget ran out, or an infrastructure failure (message copied). */
+void grade_set_timed_out(struct grade *g);
+void grade_set_exception(struct grade *g, const char *message);
+
+/* Did a check run (completely) and did any check that ran fail. */
+bool grade_any_ran(const struct grade *g);
+bool grade_any_failed(const struct grade *g);
+
+/*
+ * Decide the status and set g->status; for an error, error_msg becomes its reason and
+ * error_log null. In order:
+ *   failed  when a check that ran failed (a build that failed, a PoC that still triggers, a
+ *           failed functional or intent test; "Patch apply failed" is a failed build), even
+ *           if grading then timed out or broke: what was found stands;
+ *   error   "Timeout (<n>s)" when the budget ran out, "Exception: <message>" on an
+ *           infrastructure failure: a grade that did not finish is never passed;
+ *   error   "No check ran" when the task has no checks at all;
+ *   passed  otherwise.
+ * Call once, after grading.
+ */
+enum grade_status grade_verdict(struct grade *g);
+
+/* "passed", "failed", "error". */
+const char *grade_status_name(enum grade_status s);
+
+/*
+ * The result.json document (upstream §1.8, §5.3) for a graded g and rt, a new reference.
+ * Checks that did not run are null; so are the PoC fields of a PoC check cut short with no
+ * failing PoC (its count would claim a failure nobody saw).
+ */
+json_t *grade_result_json(const struct grade *g, const struct grade_runtime *rt);
+
+#endif
