@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * entrypoint.h: shared state of ssebench-entrypoint, PID 1 of the task container.
+ *
+ * main.c reads the configuration and the secrets file, prepares the results and archive
+ * directories and runs the phases in order (daemon, agent, end of the agent phase, grading,
+ * keep-alive). supervise.c owns every child process, the ones we start and the orphans the
+ * kernel hands us as subreaper, and the one place signals are consumed (a signalfd).
+ */
+#ifndef SB_ENTRYPOINT_H
+#define SB_ENTRYPOINT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sb/argv.h"
+#include "sb/common.h"
+#include "sb/error.h"
+#include "sb/log.h"
+#include "sb/priv.h"
+
+/* Bounds of the values read from the environment (a bad value falls back to the default). */
+#define EP_TIMEOUT_DEFAULT_S	    3600
+#define EP_TIMEOUT_MAX_S	    (30 * 24 * 3600)
+#define EP_DAEMON_TIMEOUT_DEFAULT_S 60
+#define EP_EVALUATOR_SLACK_S	    300	   /* the evaluator gets TIMEOUT + this */
+#define EP_SECRETS_MAX		    (64 * 1024) /* bytes of the secrets file */
+#define EP_STOP_GRACE_MS	    5000   /* SIGTERM -> SIGKILL for the daemon and evaluator */
+#define EP_KILL_ROUNDS		    20	   /* sb_proc_kill_uid rounds for the agent's uid */
+
+/* Everything configurable, from the environment (docs/entrypoint.md); lives until exit. */
+struct ep_config {
+	char *archive;	     /* SSE_ARCHIVE */
+	char *results;	     /* SSE_RESULTS */
+	char *source;	     /* SSE_SOURCE: the agent's working directory */
+	char *daemon_socket; /* SSE_DAEMON_SOCKET: the agent-facing socket */
+	char *admin_socket;  /* SSE_ADMIN_SOCKET: the privileged socket */
+	char *daemon_bin;    /* SSE_DAEMON_BIN */
+	char *evaluator_bin; /* SSE_EVALUATOR_BIN */
+	char *secrets_file;  /* SSE_SECRETS_FILE */
+	char *agent_user;    /* SSE_AGENT_USER */
+	char *runner_user;   /* SSE_RUNNER_USER: only to sweep its processes at the end */
+	char *difficulty;    /* SSE_DIFFICULTY as given, or "2" (the daemon's default) */
+	uint64_t timeout_s;  /* TIMEOUT: the agent's wall-clock limit */
+	uint64_t daemon_timeout_s;
+	bool keep_alive;     /* SSE_KEEP_ALIVE=1 */
+};
+
+/* A child we started. pid stays set after it exits, for messages. */
+struct ep_child {
+	const char *name;
+	pid_t pid;	   /* 0: never started */
+	bool exited;	   /* reaped */
+	bool reported;	   /* its exit has been logged */
+	int status;	   /* exit status, or 128 + N when signal N ended it */
+	uint64_t start_ms; /* CLOCK_MONOTONIC */
+	uint64_t end_ms;
+};
+
+/* How the agent phase went, for the evaluator's environment and our exit status. */
+struct ep_agent_result {
+	int status;	      /* 0..255; 124 on timeout; 126/127 when it could not start */
+	bool timed_out;
+	uint64_t duration_ms;
+};
+
+struct ep {
+	struct ep_config cfg;
+	char *const *agent_argv;   /* the agent's command, from our argv */
+	struct sb_argv secrets;	   /* NAME=value lines of the secrets file */
+	struct sb_creds agent_creds; /* uid, primary gid, no supplementary groups */
+	char *agent_home;
+	bool have_runner;	   /* the runner user exists (its processes are swept at exit) */
+	struct sb_creds runner_creds;
+	struct sb_seccomp *seccomp; /* the agent's filter, compiled before any fork */
+	int source_fd;		   /* the agent's working directory */
+	int results_fd;		   /* SSE_RESULTS, root-only */
+	int archive_fd;		   /* SSE_ARCHIVE as we found it; -1 once given back */
+	uid_t archive_uid;	   /* the archive's owner, group and mode before the agent */
+	gid_t archive_gid;
+	mode_t archive_mode;
+	int log_fd, daemon_log, agent_log, evaluator_log; /* appended, never truncated */
+	int sfd;		   /* signalfd: SIGTERM, SIGINT, SIGHUP, SIGCHLD */
+	int stop_signal;	   /* the first SIGTERM/SIGINT received, or 0 */
+	bool phase_ended;	   /* the agent phase has been ended (done once) */
+	bool stopping;		   /* in ep_cleanup: children exiting is expected */
+	uint64_t t0;		   /* start time (CLOCK_MONOTONIC, ms) */
+	struct ep_child daemon, agent, evaluator;
+};
+
+/* main.c */
+
+/* Log one line to stdout and to entrypoint.log (once it is open); escaped by sb_log. */
+void ep_log(enum sb_log_level level, const char *fmt, ...) _printf_(2, 3);
+/* Seconds since t (CLOCK_MONOTONIC ms), for "after 12.3 s". */
+double ep_secs(uint64_t since_ms);
+uint64_t ep_now_ms(void);
+/*
+ * Give the archive tree back to the owner it had before the agent phase: a walk through
+ * directory fds that never follows a link and only changes what the agent owns.
+ */
+int ep_archive_give_back(struct ep *ep, struct sb_error **err);
+
+/* supervise.c */
+
+/* Become subreaper, block the signals we handle and open the signalfd. Before any fork. */
+int ep_supervise_init(struct ep *ep, struct sb_error **err);
+/*
+ * Wait until a signal arrives or deadline_ms (CLOCK_MONOTONIC; UINT64_MAX: no deadline),
+ * then reap every exited child. Records SIGTERM/SIGINT in ep->stop_signal. Callers loop
+ * on their own condition.
+ */
+void ep_wait(struct ep *ep, uint64_t deadline_ms);
+/* Start the daemon and wait until both sockets answer GET /version. */
+int ep_start_daemon(struct ep *ep, struct sb_error **err);
+/*
+ * Run the agent until it exits or times out (everything of its uid is killed: 124), and
+ * return 0 with *ret filled in; or return 1, *ret untouched, when a stop signal comes first.
+ * A command that cannot start is not a failure either: *ret gets 127 or 126. err is for
+ * harness failures, of which there are none at present.
+ */
+int ep_run_agent(struct ep *ep, struct ep_agent_result *ret, struct sb_error **err);
+/* End the agent phase, once: kill its uid, tell the daemon, give the archive back. */
+void ep_end_agent_phase(struct ep *ep);
+/* Run the evaluator to completion (or its time limit). Returns 0, or 1 if interrupted. */
+int ep_run_evaluator(struct ep *ep, const struct ep_agent_result *ar);
+/* Block until SIGTERM/SIGINT. */
+void ep_keep_alive(struct ep *ep);
+/* Stop everything still running: evaluator, agent processes, the daemon's session. */
+void ep_cleanup(struct ep *ep);
+
+#endif

@@ -1,0 +1,415 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# ssebench-entrypoint on the host, as root, with a real daemon and a small task: who the
+# agent runs as and with what, its argv byte for byte, the agent socket during its phase and
+# 403 after it, exit statuses (0, 3, 127, 126, 124), the timeout and daemonised leftovers,
+# the secrets file's rules, SIGTERM, keep-alive, appended logs, the 0700 results parent and
+# the hand-back of the archive past planted links.
+#
+# The evaluator is $SB_BUILDDIR/ssebench-evaluator when it exists and answers --version
+# (SBT_EVALUATOR=stand-in forces the stand-in), always behind a small wrapper that records
+# the environment the entrypoint gave it.
+. "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+export SBT_USER_PREFIX=sbn
+. "$SB_SRCDIR/tests/daemon/lib-daemon.sh"
+
+EP=${SSEBENCH_ENTRYPOINT:-$SB_BUILDDIR/ssebench-entrypoint}
+[ -x "$EP" ] || skip_all "ssebench-entrypoint is not built"
+[ -x "$DAEMON" ] || skip_all "ssebench-daemon is not built"
+require_daemon_env
+plan_lazy
+
+R=$SB_TMP/rp/results		# results; its parent must end up 0700 root
+B=$SB_TMP/bin			# our programs (agents, evaluator wrapper)
+SECRETS=$SB_TMP/secrets/run.env
+VICTIM=$SB_TMP/victim		# what planted links in the archive point at
+VICTIM_DIR=$SB_TMP/victimdir
+API_KEY=sk-test-$$-$RANDOM
+mkdir -p "$B" "$SB_TMP/secrets" "$SB_TMP/rp" "$VICTIM_DIR"
+chmod 0755 "$B" "$SB_TMP/rp"
+chmod 0700 "$SB_TMP/secrets"
+
+# --- the agents -------------------------------------------------------------------------------
+# probe: records who and where it is, its arguments one file each, what the daemon says, and
+# plants links in the archive; exits with $AGENT_EXIT.
+cat >"$B/probe" <<'EOF'
+#!/bin/sh
+out=$SSE_ARCHIVE
+echo "probe agent run $RUN_MARK"
+id -u >"$out/uid"
+id -g >"$out/gid"
+cat /proc/self/status >"$out/status"
+env >"$out/env"
+pwd >"$out/pwd"
+readlink /proc/self/fd/0 >"$out/stdin"
+ulimit -c >"$out/core"
+echo "$$ $(cut -d' ' -f6 /proc/$$/stat)" >"$out/session"
+printf '%s' "$#" >"$out/argc"
+i=0
+for a in "$@"; do
+	printf '%s' "$a" >"$out/arg.$i"
+	i=$((i + 1))
+done
+curl -s -m 10 --unix-socket "$SSE_DAEMON_SOCKET" http://d/version >"$out/version" 2>&1
+curl -s -m 60 -o "$out/bash.body" -w '%{http_code}' --unix-socket "$SSE_DAEMON_SOCKET" \
+	-H 'Content-Type: application/json' --data '{"command": "echo hi-from-bash"}' \
+	http://d/tool/bash >"$out/bash.code" 2>&1
+ln -s "$VICTIM" "$out/evil-link"
+ln -s "$VICTIM_DIR" "$out/evil-dir"
+mkdir "$out/sub" && echo x >"$out/sub/file"
+exit "${AGENT_EXIT:-0}"
+EOF
+# sleeper: leaves a daemonised process (setsid + double fork) behind, then sleeps, or exits
+# at once with "exit".
+cat >"$B/sleeper" <<'EOF'
+#!/bin/sh
+setsid sh -c 'sleep 300 & echo $! >"$SSE_ARCHIVE/daemonised.pid"' </dev/null >/dev/null 2>&1 &
+i=0
+while [ ! -s "$SSE_ARCHIVE/daemonised.pid" ] && [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+echo started >"$SSE_ARCHIVE/started"
+[ "${1:-}" = exit ] && exit 0
+exec sleep 300
+EOF
+printf '#!/bin/sh\necho never\n' >"$B/not-executable"
+# A daemon that does not come up.
+printf '#!/bin/sh\necho "broken daemon: boom"\nexit 3\n' >"$B/broken-daemon"
+chmod 0755 "$B/probe" "$B/sleeper" "$B/broken-daemon"
+chmod 0644 "$B/not-executable"
+
+# --- the evaluator ----------------------------------------------------------------------------
+REAL_EVALUATOR=
+if [ "${SBT_EVALUATOR:-}" != stand-in ] && [ -x "$SB_BUILDDIR/ssebench-evaluator" ] &&
+	"$SB_BUILDDIR/ssebench-evaluator" --version >/dev/null 2>&1; then
+	REAL_EVALUATOR=$SB_BUILDDIR/ssebench-evaluator
+fi
+diag "evaluator: ${REAL_EVALUATOR:-the stand-in}"
+cat >"$B/evaluator" <<EOF
+#!/bin/sh
+env >"\$SSE_RESULTS/evaluator.env"
+admin=\$(curl -s -m 10 -o /dev/null -w '%{http_code}' --unix-socket "\$SSE_ADMIN_SOCKET" \\
+	http://d/version)
+echo "evaluator wrapper: admin socket answered \$admin"
+if [ -n "$REAL_EVALUATOR" ]; then
+	exec "$REAL_EVALUATOR" "\$@"
+fi
+fmt='{"patch_result": {"status": "stand-in"}, "runtime_result": {"agent_duration": %s,'
+fmt="\$fmt"' "agent_timeout": %s, "agent_exit_code": %s}}\n'
+printf "\$fmt" "\$AGENT_DURATION" "\${SSE_METRIC_AGENT_TIMEOUT:-false}" "\$AGENT_EXIT_STATUS" \\
+	>"\$SSE_RESULTS/.result.json.tmp"
+mv "\$SSE_RESULTS/.result.json.tmp" "\$SSE_RESULTS/result.json"
+EOF
+chmod 0755 "$B/evaluator"
+
+# --- running the entrypoint -------------------------------------------------------------------
+write_secrets() {
+	# An empty line is allowed; a value may contain '='.
+	printf 'SSE_DAEMON_TOKEN=%s\nSSE_API_KEY=%s\nSSE_BASE_URL=%s\n\nSSE_MODEL_NAME=m=1\n' \
+		"$TOKEN" "$API_KEY" http://proxy.invalid:4000 >"$SECRETS"
+	chown root:root "$SECRETS"
+	chmod 0600 "$SECRETS"
+}
+
+ep_env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	SSE_BENCH_PATH="$D/bench" SSE_REPO_PATH="$D/repo" SSE_RUNNER_DIR="$D/runner"
+	SSE_DAEMON_STATE="$D/state" SSE_DAEMON_SOCKET="$D/sse.sock"
+	SSE_ADMIN_SOCKET="$D/admin/admin.sock" SSE_HTTP_PORT="$PORT" SSE_DIFFICULTY=2
+	SSE_AGENT_USER="$AGENT_USER" SSE_RUNNER_USER="$RUNNER_USER" SSE_DAEMON_USER="$DAEMON_USER"
+	SSE_RESULTS="$R" SSE_ARCHIVE="$D/archive" SSE_SOURCE="$D/src" SSE_DAEMON_TIMEOUT=30
+	SSE_DAEMON_BIN="$DAEMON" SSE_EVALUATOR_BIN="$B/evaluator" SSE_SECRETS_FILE="$SECRETS"
+	VICTIM="$VICTIM" VICTIM_DIR="$VICTIM_DIR")
+
+# A fresh archive for each run, owned by root (so the hand-back is visible).
+reset_archive() {
+	rm -rf "$D/archive"
+	mkdir -m 0755 "$D/archive"
+	rm -f "$R/result.json" "$R/evaluator.env"
+}
+
+# run_ep [NAME=VALUE...] -- COMMAND...: run the entrypoint in the foreground; ep_rc, ep_out.
+run_ep() {
+	local vars=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		vars+=("$1")
+		shift
+	done
+	shift
+	reset_archive
+	SECONDS=0
+	timeout -s KILL 120 env -i "${ep_env[@]}" ${vars[@]+"${vars[@]}"} "$EP" -- "$@" \
+		>"$SB_TMP/ep.out" 2>&1
+	ep_rc=$?
+	ep_secs=$SECONDS
+	ep_out=$(cat "$SB_TMP/ep.out")
+}
+
+# start_ep [NAME=VALUE...] -- COMMAND...: the same in the background; ep_pid.
+start_ep() {
+	local vars=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		vars+=("$1")
+		shift
+	done
+	shift
+	reset_archive
+	env -i "${ep_env[@]}" ${vars[@]+"${vars[@]}"} "$EP" -- "$@" >"$SB_TMP/ep.out" 2>&1 &
+	ep_pid=$!
+}
+
+# wait_for TEST SECONDS: poll until TEST (a command) succeeds.
+wait_for() {
+	local i
+	for i in $(seq $(($2 * 10))); do
+		eval "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+last_daemon_pid() {
+	sed -n 's/.*daemon started: .* (pid \([0-9]*\)).*/\1/p' "$R/entrypoint.log" | tail -1
+}
+
+# Live (non-zombie) processes of a user.
+live_procs() {
+	ps -u "$1" -o pid=,stat=,args= 2>/dev/null | awk '$2 !~ /^Z/'
+}
+
+# Does the agent socket answer?
+answers() {
+	curl -s -m 2 --unix-socket "$D/sse.sock" http://d/version >/dev/null 2>&1
+}
+
+alive() {
+	[ -n "$1" ] && [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
+}
+
+make_fixture
+write_secrets
+echo "victim" >"$VICTIM"
+echo "inner" >"$VICTIM_DIR/inner"
+chown "$AGENT_USER:$AGENT_USER" "$VICTIM" "$VICTIM_DIR" "$VICTIM_DIR/inner"
+
+# --- command line -----------------------------------------------------------------------------
+run_cmd r "$EP" --version
+is "$r_rc" 0 "--version exits 0"
+like "$r_out" '^ssebench-entrypoint [0-9]' "--version prints the version"
+run_cmd r "$EP" --help
+like "$r_out" '^usage: ssebench-entrypoint' "--help prints the usage"
+run_cmd r env -i "${ep_env[@]}" "$EP"
+is "$r_rc" 1 "no command: exit 1"
+run_cmd r env -i "${ep_env[@]}" "$EP" --
+is "$r_rc" 1 "only --: exit 1"
+
+# --- run 1: the probe, with an argv full of shell metacharacters ------------------------------
+args=('a b' "\$(touch $SB_TMP/pwned)" '; rm -rf /nonexistent-xyz' "quote'\"\\" '*' '' \
+	$'new\nline' '--' '|&><`' '$HOME')
+run_ep RUN_MARK=first AGENT_EXIT=0 TIMEOUT=60 -- "$B/probe" "${args[@]}"
+is "$ep_rc" 0 "an agent that exits 0: the entrypoint exits 0"
+diag "run 1 took $ep_secs s"
+A=$D/archive
+is "$(cat "$A/uid" 2>/dev/null)" "$(id -u "$AGENT_USER")" "the agent runs as the agent uid"
+is "$(cat "$A/gid" 2>/dev/null)" "$(id -g "$AGENT_USER")" "with the agent's primary gid"
+is "$(sed -n 's/^Groups:[[:space:]]*//p' "$A/status" 2>/dev/null)" "" \
+	"and no supplementary groups"
+like "$(cat "$A/status" 2>/dev/null)" '^CapEff:[[:space:]]+0+$' "CapEff is 0"
+like "$(cat "$A/status" 2>/dev/null)" '^CapBnd:[[:space:]]+0+$' "the bounding set is empty"
+like "$(cat "$A/status" 2>/dev/null)" '^NoNewPrivs:[[:space:]]+1$' "NoNewPrivs is 1"
+like "$(cat "$A/status" 2>/dev/null)" '^Seccomp:[[:space:]]+2$' "a seccomp filter is loaded"
+is "$(cat "$A/pwd" 2>/dev/null)" "$D/src" "its working directory is SSE_SOURCE"
+is "$(cat "$A/stdin" 2>/dev/null)" /dev/null "its stdin is /dev/null"
+is "$(cat "$A/core" 2>/dev/null)" 0 "it may not dump core"
+is "$(awk '{ print ($1 == $2) }' "$A/session" 2>/dev/null)" 1 "it leads a session of its own"
+agent_env=$(cat "$A/env" 2>/dev/null)
+like "$agent_env" "^SSE_DAEMON_SOCKET=$D/sse.sock\$" "it gets SSE_DAEMON_SOCKET"
+like "$agent_env" "^SSE_DAEMON_TOKEN=$TOKEN\$" "it gets the daemon token from the secrets file"
+like "$agent_env" "^SSE_API_KEY=$API_KEY\$" "and the model key"
+like "$agent_env" '^SSE_MODEL_NAME=m=1$' "a value may contain '='"
+unlike "$agent_env" '^SSE_ADMIN_SOCKET=' "it does not get SSE_ADMIN_SOCKET"
+unlike "$agent_env" '^SSE_(RESULTS|SECRETS_FILE|DAEMON_BIN|EVALUATOR_BIN|DAEMON_STATE)=' \
+	"nor the results, secrets file, program or state paths"
+ok "$(grep -qF "$SECRETS" "$A/env"; [ $? = 1 ]; echo $?)" \
+	"the secrets file's path appears nowhere in its environment"
+like "$agent_env" "^HOME=$(getent passwd "$AGENT_USER" | cut -d: -f6)\$" "HOME is the agent's home"
+like "$agent_env" "^USER=$AGENT_USER\$" "USER is the agent"
+like "$agent_env" '^SSE_DIFFICULTY=2$' "it gets SSE_DIFFICULTY"
+is "$(cat "$A/argc" 2>/dev/null)" "${#args[@]}" "the agent gets ${#args[@]} separate arguments"
+bad=0
+for i in "${!args[@]}"; do
+	printf '%s' "${args[$i]}" | cmp -s - "$A/arg.$i" || {
+		bad=1
+		diag "argument $i differs"
+	}
+done
+ok "$bad" "each argument arrives byte for byte"
+ok "$([ ! -e "$SB_TMP/pwned" ]; echo $?)" "no shell ran the arguments"
+like "$(cat "$A/version" 2>/dev/null)" '"version"' "the agent reached the agent socket"
+is "$(cat "$A/bash.code" 2>/dev/null)" 200 "the bash tool works during the agent phase"
+like "$(cat "$A/bash.body" 2>/dev/null)" 'hi-from-bash' "and ran the command"
+like "$(cat "$R/agent.log")" '^probe agent run first$' "the agent's output is in agent.log"
+like "$(cat "$R/entrypoint.log")" 'entrypoint: agent started' "entrypoint.log: agent started"
+like "$(cat "$R/entrypoint.log")" 'entrypoint: agent exited with status 0 after [0-9.]+ s' \
+	"entrypoint.log: its status and time"
+like "$ep_out" 'entrypoint: agent exited with status 0' "the same lines go to stdout"
+like "$(cat "$R/daemon.log")" 'agent phase ended; tools closed' \
+	"the daemon was told the phase ended"
+like "$(cat "$R/evaluator.log")" 'admin socket answered 200' \
+	"the evaluator ran and reached the admin socket"
+ok "$([ -s "$R/result.json" ]; echo $?)" "result.json is there"
+eval_env=$(cat "$R/evaluator.env" 2>/dev/null)
+like "$eval_env" "^SSE_DAEMON_SOCKET=$D/admin/admin.sock\$" \
+	"the evaluator's SSE_DAEMON_SOCKET is the admin socket"
+like "$eval_env" "^SSE_ADMIN_SOCKET=$D/admin/admin.sock\$" "and SSE_ADMIN_SOCKET too"
+like "$eval_env" '^AGENT_EXIT_STATUS=0$' "AGENT_EXIT_STATUS=0"
+like "$eval_env" '^AGENT_DURATION=[0-9]+$' "AGENT_DURATION is whole seconds"
+like "$eval_env" '^TIMEOUT=60$' "TIMEOUT is passed on"
+unlike "$eval_env" '^SSE_METRIC_AGENT_TIMEOUT=' "no timeout metric without a timeout"
+is "$(stat -c '%a %U' "$SB_TMP/rp")" "700 root" "the results directory's parent is 0700 root"
+is "$(stat -c '%U' "$R")" "root" "the results directory is root's"
+is "$(stat -c '%a %U' "$A")" "755 root" "the archive is given back to its owner and mode"
+is "$(stat -c '%U' "$A/uid" "$A/sub" "$A/sub/file" | sort -u)" "root" \
+	"with what the agent wrote in it"
+is "$(stat -c '%U' "$A/evil-link")" "root" "a planted link is re-owned itself"
+is "$(stat -c '%U' "$VICTIM" "$VICTIM_DIR" "$VICTIM_DIR/inner" | sort -u)" "$AGENT_USER" \
+	"but what planted links point at is not touched"
+is "$(live_procs "$AGENT_USER")" "" "no process of the agent is left"
+dpid=$(last_daemon_pid)
+ok "$(alive "$dpid"; [ $? != 0 ]; echo $?)" "the daemon (pid $dpid) is gone after the run"
+is "$(live_procs "$DAEMON_USER")" "" "and so is its front"
+
+# --- run 2: exit status 3, logs appended ------------------------------------------------------
+run_ep RUN_MARK=second AGENT_EXIT=3 TIMEOUT=garbage -- "$B/probe"
+is "$ep_rc" 3 "an agent that exits 3: the entrypoint exits 3"
+like "$(cat "$R/evaluator.env" 2>/dev/null)" '^AGENT_EXIT_STATUS=3$' "AGENT_EXIT_STATUS=3"
+like "$(cat "$R/evaluator.env" 2>/dev/null)" '^TIMEOUT=3600$' "a garbage TIMEOUT falls back to 3600"
+like "$ep_out" "TIMEOUT='garbage'" "and the fallback is logged"
+is "$(grep -c 'agent started' "$R/entrypoint.log")" 2 "entrypoint.log is appended to"
+like "$(cat "$R/agent.log")" '^probe agent run first$' "agent.log keeps the first run"
+like "$(cat "$R/agent.log")" '^probe agent run second$' "and has the second"
+is "$(grep -c 'listening: agent socket' "$R/daemon.log")" 2 "daemon.log is appended to"
+is "$(grep -c 'admin socket answered' "$R/evaluator.log")" 2 "evaluator.log is appended to"
+
+# --- commands that cannot start ---------------------------------------------------------------
+run_ep -- "$B/no-such-agent" x
+is "$ep_rc" 127 "a missing command: 127"
+like "$ep_out" "cannot start \\(status 127\\).*no-such-agent" "and it is logged"
+like "$(cat "$R/evaluator.env" 2>/dev/null)" '^AGENT_EXIT_STATUS=127$' "the run is still graded"
+run_ep -- no-such-command-on-path-xyz
+is "$ep_rc" 127 "a command not on PATH: 127"
+run_ep -- "$B/not-executable"
+is "$ep_rc" 126 "a command that is not executable: 126"
+
+# --- timeout, and a daemonised leftover -------------------------------------------------------
+run_ep TIMEOUT=2 -- "$B/sleeper"
+is "$ep_rc" 124 "an agent past TIMEOUT: 124"
+ok "$([ "$ep_secs" -lt 30 ]; echo $?)" "quickly ($ep_secs s)"
+like "$ep_out" 'agent timed out after 2 s' "the timeout is logged"
+lpid=$(cat "$D/archive/daemonised.pid" 2>/dev/null)
+ok "$([ -n "$lpid" ] && ! alive "$lpid"; echo $?)" "the agent's daemonised process ($lpid) is dead"
+is "$(live_procs "$AGENT_USER")" "" "no process of the agent is left"
+like "$(cat "$R/evaluator.env" 2>/dev/null)" '^SSE_METRIC_AGENT_TIMEOUT=true$' \
+	"the evaluator is told of the timeout"
+like "$(cat "$R/evaluator.env" 2>/dev/null)" '^AGENT_EXIT_STATUS=124$' "with status 124"
+
+# --- the secrets file's rules -----------------------------------------------------------------
+chmod 0666 "$SECRETS"
+run_ep -- "$B/probe"
+is "$ep_rc" 1 "a world-writable secrets file: exit 1"
+like "$ep_out" 'writable by group or others' "and why"
+unlike "$ep_out" 'daemon started|agent started' "before anything started"
+ok "$([ ! -e "$D/archive/uid" ]; echo $?)" "the agent did not run"
+write_secrets
+printf 'SSE_API_KEY=%s\nlower=1\n' "$API_KEY" >"$SECRETS"
+run_ep -- "$B/probe"
+is "$ep_rc" 1 "a secrets file with a bad line: exit 1"
+like "$ep_out" 'line 2 is not NAME=value' "the line is named"
+unlike "$ep_out" "$API_KEY" "and no secret is echoed"
+unlike "$ep_out" 'daemon started|agent started' "before anything started"
+printf 'SSE_API_KEY=%s\r\n' "$API_KEY" >"$SECRETS"
+run_ep -- "$B/probe"
+is "$ep_rc" 1 "a CRLF secrets file: exit 1"
+write_secrets
+ln -s "$SECRETS" "$SB_TMP/secrets/link.env"
+run_ep SSE_SECRETS_FILE="$SB_TMP/secrets/link.env" -- "$B/probe"
+is "$ep_rc" 1 "a secrets file that is a symbolic link: exit 1"
+chown "$AGENT_USER" "$SECRETS"
+run_ep -- "$B/probe"
+is "$ep_rc" 1 "a secrets file not owned by root: exit 1"
+write_secrets
+
+# --- results and archive paths that would lock the agent out or open a shared directory -------
+run_ep SSE_RESULTS=/sbn-results-$$ -- "$B/probe"
+is "$ep_rc" 1 "a results directory whose parent is '/': exit 1"
+ok "$([ ! -e /sbn-results-$$ ]; echo $?)" "and nothing is created"
+run_ep SSE_ARCHIVE="$SB_TMP/rp/archive" -- "$B/probe"
+is "$ep_rc" 1 "an archive inside the results directory's (private) parent: exit 1"
+like "$ep_out" "SSE_ARCHIVE=.* is inside" "and why"
+mkdir -p "$SB_TMP/shared"
+chmod 1777 "$SB_TMP/shared"
+run_ep SSE_RESULTS="$SB_TMP/shared/results" -- "$B/probe"
+is "$ep_rc" 1 "a results directory in a shared (sticky, world-writable) directory: exit 1"
+is "$(stat -c '%a' "$SB_TMP/shared")" 1777 "and the shared directory is left as it was"
+
+# --- a daemon that does not start -------------------------------------------------------------
+run_ep SSE_DAEMON_BIN="$B/broken-daemon" -- "$B/probe"
+is "$ep_rc" 1 "a daemon that exits at start: exit 1"
+like "$ep_out" 'daemon.log: broken daemon: boom' "the end of daemon.log is shown"
+unlike "$ep_out" 'agent started' "the agent never started"
+
+# --- SIGTERM in the agent phase ---------------------------------------------------------------
+start_ep TIMEOUT=120 -- "$B/sleeper"
+if wait_for '[ -e "$D/archive/started" ]' 30; then
+	lpid=$(cat "$D/archive/daemonised.pid")
+	dpid=$(last_daemon_pid)
+	kill -TERM "$ep_pid"
+	SECONDS=0
+	wait "$ep_pid"
+	rc=$?
+	is "$rc" 1 "SIGTERM in the agent phase: exit 1"
+	ok "$([ $SECONDS -lt 30 ]; echo $?)" "promptly ($SECONDS s)"
+	is "$(live_procs "$AGENT_USER")" "" "no process of the agent is left"
+	ok "$(! alive "$lpid"; echo $?)" "its daemonised process is dead"
+	ok "$(! alive "$dpid"; echo $?)" "the daemon (pid $dpid) is gone"
+	is "$(live_procs "$DAEMON_USER")" "" "and its front"
+	is "$(live_procs "$RUNNER_USER")" "" "and the runner"
+	ok "$(! answers; echo $?)" \
+		"the agent socket no longer answers"
+	like "$(cat "$SB_TMP/ep.out")" 'received SIGTERM' "the signal is logged"
+	is "$(stat -c '%U' "$D/archive" "$D/archive/started" | sort -u)" root \
+		"the archive is given back after an interruption too"
+else
+	kill -KILL "$ep_pid" 2>/dev/null
+	ok 1 "the agent started in the background run"
+	diag "$(cat "$SB_TMP/ep.out")"
+fi
+
+# --- keep-alive: the daemon stays; agent tools are closed -------------------------------------
+start_ep SSE_KEEP_ALIVE=1 TIMEOUT=60 -- "$B/sleeper" exit
+if wait_for 'grep -q "keep-alive:" "$SB_TMP/ep.out"' 60; then
+	lpid=$(cat "$D/archive/daemonised.pid")
+	ok "$(! alive "$lpid"; echo $?)" "after the agent phase its daemonised process is dead"
+	ok "$(wait_for '! ps --ppid "$ep_pid" -o stat= | grep -q "^Z"' 5; echo $?)" \
+		"and the orphans the entrypoint inherited are reaped (no zombie children)"
+	is "$(status agent GET /version)" 200 "in keep-alive the daemon still answers"
+	is "$(status agent POST /tool/bash '{"command": "id"}')" 403 \
+		"an agent-facing tool call after the phase: 403"
+	is "$(status tcptoken GET /project)" 200 "the daemon got the token: TCP with it works"
+	is "$(status tcp GET /project)" 401 "and TCP without it is refused"
+	kill -HUP "$ep_pid"
+	sleep 0.3
+	is "$(status agent GET /version)" 200 "SIGHUP is ignored: the daemon still answers"
+	kill -TERM "$ep_pid"
+	wait "$ep_pid"
+	is "$?" 0 "SIGTERM in keep-alive: exit 0"
+	ok "$(! answers; echo $?)" \
+		"and the daemon is stopped"
+else
+	kill -KILL "$ep_pid" 2>/dev/null
+	ok 1 "the background run reached keep-alive"
+	diag "$(cat "$SB_TMP/ep.out")"
+fi
+is "$(stat -c '%a %U' "$SB_TMP/rp")" "700 root" "the results directory's parent is still 0700 root"
+
+done_testing
