@@ -55,4 +55,11 @@
 #define SB_GIT_REF_FILE_MAX	 (16 * 1024 * 1024)  /* a ref file or packed-refs of the agent */
 #define SB_GIT_OBJECT_FILES_MAX	 1000000	     /* entries checked in .git/objects */
 
+/* HTTP client (daemon API) */
+#define SB_HTTP_REPLY_MAX	      ((size_t)128 * 1024 * 1024) /* a reply body */
+#define SB_HTTP_TIMEOUT_DEFAULT_MS    30000			   /* a call without its own */
+
+/* Grading */
+#define SB_GRADE_ERROR_LOG_MAX	      (64 * 1024) /* result.json's error_log (its end is kept) */
+
 #endif

@@ -38,6 +38,9 @@ int cli_getopt(const struct cli_command *cmd, int argc, char **argv, const char 
  * source tree this binary was built from. Never NULL. */
 const char *cli_home(void);
 
+/* A setting: the environment, else the working directory's .env, else def. */
+const char *cli_setting(const char *name, const char *def);
+
 /* The image registry prefix: SSEBENCH_REGISTRY, default "localhost/ssebench". */
 const char *cli_registry(void);
 
@@ -47,5 +50,9 @@ char *cli_default_dataset(void);
 /* Subcommand entry points. */
 int cmd_dataset_validate(const struct cli_command *cmd, int argc, char **argv);
 int cmd_tasks_list(const struct cli_command *cmd, int argc, char **argv);
+int cmd_run(const struct cli_command *cmd, int argc, char **argv);
+int cmd_build_case(const struct cli_command *cmd, int argc, char **argv);
+int cmd_images_base(const struct cli_command *cmd, int argc, char **argv);
+int cmd_runs(const struct cli_command *cmd, int argc, char **argv);
 
 #endif

@@ -54,7 +54,90 @@ static const struct cli_command tasks_commands[] = {
 	{ .name = NULL },
 };
 
+static const struct cli_command images_commands[] = {
+	{
+	    .name = "base",
+	    .summary = "build the toolchain base images",
+	    .usage = "ssebench images base [c|go|rust...]",
+	    .help = "Build the base images base-generic-<lang>:<version> and :latest under\n"
+		    "$SSEBENCH_REGISTRY from images/base-images/, FROM the imported Debian rootfs\n"
+		    "(scripts/docker-up makes it). Without arguments: all three.\n",
+	    .run = cmd_images_base,
+	},
+	{ .name = NULL },
+};
+
+static const struct cli_command runs_commands[] = {
+	{ .name = "list", .summary = "list the run containers", .usage = "ssebench runs list [--json]",
+	    .help = "List the containers labelled ssebench.run, newest first. --json prints\n"
+		    "{backend, supports_exec, runs: [...]}; never the containers' environment.\n",
+	    .run = cmd_runs },
+	{ .name = "inspect", .summary = "show one run",
+	    .usage = "ssebench runs inspect [--json] RUN_ID", .run = cmd_runs },
+	{ .name = "logs", .summary = "show a run's container output",
+	    .usage = "ssebench runs logs [--follow] RUN_ID", .run = cmd_runs },
+	{ .name = "stop", .summary = "stop a run (SIGTERM, then kill after the grace)",
+	    .usage = "ssebench runs stop [--grace SECONDS] RUN_ID", .run = cmd_runs },
+	{ .name = "remove", .summary = "remove a run's containers and volumes (not its results)",
+	    .usage = "ssebench runs remove RUN_ID", .run = cmd_runs },
+	{ .name = "results", .summary = "list graded runs from their summaries",
+	    .usage = "ssebench runs results [--json] [--dir DIR]",
+	    .help = "Scan every summary.json below DIR (default: ./results), newest first.\n"
+		    "Runs with --egress open are marked: do not compare them with restricted runs.\n",
+	    .run = cmd_runs },
+	{ .name = NULL },
+};
+
 static const struct cli_command top_commands[] = {
+	{
+	    .name = "run",
+	    .summary = "run an agent on a task and grade it",
+	    .usage = "ssebench run --task ID --agent NAME [--local DIR] [--model NAME] "
+		     "[--difficulty 0-4] [--egress restricted|open] [--timeout SECONDS] "
+		     "[--run-id ID] [--keep-container] [--require-pass] [--mode sandbox]",
+	    .help = "Build the task's images (base, case, runtime, tool, agent), start the run\n"
+		    "container, let the agent work, grade what it left, and write result.json and\n"
+		    "summary.json to results/<task>/<model>/<agent>/<run-id>/.\n"
+		    "\n"
+		    "  --local DIR       the dataset (default: the home's datasets/pilot)\n"
+		    "  --task ID         the task folder\n"
+		    "  --agent NAME      agents/<NAME> (dummy, reference, ...)\n"
+		    "  --model NAME      the model (not needed for dummy and reference)\n"
+		    "  --difficulty N    0 (all checks) .. 4 (none) for the agent; default 2\n"
+		    "  --egress POLICY   restricted (default: no internet) or open\n"
+		    "  --timeout S       the agent's time limit, also grading's (default 3600)\n"
+		    "  --run-id ID       default: UTC date-time plus 6 random hex digits\n"
+		    "  --keep-container  keep the container after grading (daemon keeps serving)\n"
+		    "  --require-pass    exit 1 unless the grade is passed\n"
+		    "  --mode sandbox    the only mode in this version\n"
+		    "\n"
+		    "Exit status: 0 when graded (whatever the grade), 1 on an error or with\n"
+		    "--require-pass and a grade other than passed, 2 on a bad flag, 130 if\n"
+		    "interrupted (Ctrl-C stops the container; a second Ctrl-C kills it).\n",
+	    .run = cmd_run,
+	},
+	{
+	    .name = "build-case",
+	    .summary = "build the case images of a dataset",
+	    .usage = "ssebench build-case [--benchmarks DIR] [--tasks ID,ID...] [--force]",
+	    .help = "Build each task's case image, labelled ssebench.task-files=<digest of the task\n"
+		    "folder>. An image whose label matches is skipped as up to date; one whose folder\n"
+		    "changed is rebuilt; one without the label is skipped (it cannot be checked) and\n"
+		    "said so. --force rebuilds every image. Exit 1 if any build fails.\n",
+	    .run = cmd_build_case,
+	},
+	{
+	    .name = "images",
+	    .summary = "build shared images",
+	    .usage = "ssebench images <command> [<args>]",
+	    .sub = images_commands,
+	},
+	{
+	    .name = "runs",
+	    .summary = "list, inspect and manage runs",
+	    .usage = "ssebench runs <command> [<args>]",
+	    .sub = runs_commands,
+	},
 	{
 	    .name = "dataset",
 	    .summary = "check datasets of tasks",
@@ -101,7 +184,15 @@ cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 	va_end(ap);
 	sb_log(SB_LOG_ERROR, "%s", msg);
 	fprintf(stderr, "usage: %s\n", cmd->usage);
-	fprintf(stderr, "Run '%s --help' for more.\n", cmd->usage[0] ? cmd->usage : "ssebench");
+	/* The command itself: the usage line up to its first option or argument. */
+	{
+		size_t n = 0, len = strlen(cmd->usage);
+
+		while (n < len && !(cmd->usage[n] == ' ' && strchr("[<-", cmd->usage[n + 1]) != NULL) &&
+		    !(cmd->usage[n] == ' ' && cmd->usage[n + 1] >= 'A' && cmd->usage[n + 1] <= 'Z'))
+			n++;
+		fprintf(stderr, "Run '%.*s --help' for more.\n", (int)n, cmd->usage);
+	}
 	return SB_EXIT_USAGE;
 }
 
@@ -111,7 +202,8 @@ print_help(const struct cli_command *cmd, FILE *out)
 {
 	fprintf(out, "usage: %s\n", cmd->usage);
 	if (cmd->help == NULL && cmd->summary != NULL)
-		fprintf(out, "\nssebench %s: %s.\n", cmd->name, cmd->summary);
+		fprintf(out, "\n%s%s%s.\n", cmd == &root ? "" : cmd->name, cmd == &root ? "" : ": ",
+		    cmd->summary);
 	if (cmd->help != NULL)
 		fprintf(out, "\n%s", cmd->help);
 	if (cmd->sub != NULL) {
@@ -178,14 +270,6 @@ dispatch(const struct cli_command *group, int argc, char **argv)
 		return c->run(c, argc - 1, argv + 1);
 	}
 	return cli_usage_error(group, "unknown command '%s'", name);
-}
-
-const char *
-cli_registry(void)
-{
-	const char *r = getenv("SSEBENCH_REGISTRY");
-
-	return r != NULL && *r != '\0' ? r : "localhost/ssebench";
 }
 
 /* A checkout: a directory with VERSION and datasets/. */

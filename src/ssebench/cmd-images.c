@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cmd-images.c: `ssebench images base` and `ssebench build-case`. */
+#include "config.h"
+
+#include <getopt.h>
+#include <string.h>
+
+#include "sb/diag.h"
+#include "sb/exit.h"
+#include "sb/mem.h"
+#include "sb/taskdir.h"
+
+#include "cli.h"
+#include "docker.h"
+#include "images.h"
+
+int
+cmd_images_base(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const all[] = { "c", "go", "rust", NULL };
+	struct images im = { cli_home(), -1, false };
+	struct sb_error *err = NULL;
+	_cleanup_free_ char *why = NULL;
+	int c, rc = 0, failed = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1)
+		if (c == -2)
+			return rc;
+	for (int i = optind; i < argc; i++)
+		if (strcmp(argv[i], "c") != 0 && strcmp(argv[i], "go") != 0 &&
+		    strcmp(argv[i], "rust") != 0)
+			return cli_usage_error(cmd, "unknown language '%s' (c, go, rust)", argv[i]);
+	if (!docker_engine_ok(&why))
+		return cli_fail("Docker does not answer (%s); run scripts/docker-up (as root)", why);
+	for (int i = 0; (optind < argc ? optind + i < argc : all[i] != NULL); i++) {
+		const char *lang = optind < argc ? argv[optind + i] : all[i];
+
+		if (images_build_base(&im, lang, &err) < 0) {
+			cli_fail("%s", sb_error_message(err));
+			sb_error_release(&err);
+			failed++;
+		}
+	}
+	return failed ? SB_EXIT_FAILURE : SB_EXIT_OK;
+}
+
+int
+cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "benchmarks", required_argument, NULL, 'b' },
+		{ "tasks", required_argument, NULL, 't' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
+	_cleanup_free_ char *dir = NULL, *tasks = NULL, *why = NULL;
+	struct images im = { cli_home(), -1, false };
+	struct sb_dataset *ds = NULL;
+	struct sb_error *err = NULL;
+	size_t built = 0, skipped = 0, failed = 0;
+	bool force = false;
+	const char *slash;
+	int c, rc = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
+		switch (c) {
+		case -2:
+			return rc;
+		case 'b': free(dir); dir = sb_xstrdup(optarg); break;
+		case 't': free(tasks); tasks = sb_xstrdup(optarg); break;
+		case 'f': force = true; break;
+		default: break;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (dir == NULL)
+		dir = cli_default_dataset();
+	if (sb_dataset_load(dir, &ds, &diags, &err) < 0) {
+		rc = cli_fail("%s", sb_error_message(err));
+		sb_error_release(&err);
+		return rc;
+	}
+	/* Every named task must exist. */
+	if (tasks != NULL) {
+		_cleanup_free_ char *copy = sb_xstrdup(tasks);
+		char *save = NULL;
+
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			bool found = false;
+
+			for (size_t i = 0; i < ds->n && !found; i++)
+				found = strcmp(ds->tasks[i]->name, t) == 0;
+			if (!found) {
+				sb_dataset_free(ds);
+				return cli_fail("no task '%s' in %s", t, dir);
+			}
+		}
+	}
+	if (!docker_engine_ok(&why)) {
+		sb_dataset_free(ds);
+		return cli_fail("Docker does not answer (%s); run scripts/docker-up (as root)", why);
+	}
+	slash = strrchr(ds->path, '/');
+	for (size_t i = 0; i < ds->n; i++) {
+		struct sb_task *t = ds->tasks[i];
+		_cleanup_free_ char *name = NULL, *label = NULL;
+		char digest[65];
+
+		if (tasks != NULL) {
+			_cleanup_free_ char *pat = sb_xasprintf(",%s,", tasks);
+			_cleanup_free_ char *needle = sb_xasprintf(",%s,", t->name);
+
+			if (strstr(pat, needle) == NULL)
+				continue;
+		}
+		if (t->problems > 0) {
+			cli_fail("%s: not valid; run 'ssebench dataset validate %s'", t->name, dir);
+			failed++;
+			continue;
+		}
+		name = image_case(slash ? slash + 1 : ds->path, t->name);
+		if (task_files_digest(t->display, digest, &err) < 0 ||
+		    images_ensure_base(&im, t->base, &err) < 0) {
+			cli_fail("%s: %s", t->name, sb_error_message(err));
+			sb_error_release(&err);
+			failed++;
+			continue;
+		}
+		/* Skip an image whose label says its task folder is unchanged (upstream §1.2). */
+		label = docker_image_label(name, "ssebench.task-files");
+		if (!force && docker_image_exists(name)) {
+			if (label != NULL && strcmp(label, digest) == 0) {
+				progress("%s: up to date", name);
+				skipped++;
+				continue;
+			}
+			if (label == NULL) {
+				progress("%s: exists without an ssebench.task-files label; cannot tell "
+					 "whether it is current, skipping (--force rebuilds it)",
+				    name);
+				skipped++;
+				continue;
+			}
+			progress("%s: the task folder changed; rebuilding", name);
+		}
+		if (images_build_case(&im, ds->path, slash ? slash + 1 : ds->path, t, digest, &err) < 0) {
+			cli_fail("%s", sb_error_message(err));
+			sb_error_release(&err);
+			failed++;
+			continue;
+		}
+		built++;
+	}
+	printf("%s: %zu built, %zu skipped, %zu failed\n", ds->path, built, skipped, failed);
+	sb_dataset_free(ds);
+	return failed ? SB_EXIT_FAILURE : SB_EXIT_OK;
+}

@@ -1,0 +1,733 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd-run.c: `ssebench run`: one agent x model x task, in sandbox mode (upstream §1.5).
+ *
+ * Fail fast on anything the user gave wrong, before building anything; then build the
+ * layers (base -> case -> runtime -> tool -> agent), make the networks, the run directory
+ * and the secrets file, start the container in the foreground, and turn what it left into
+ * result.json and summary.json.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sb/argv.h"
+#include "sb/buf.h"
+#include "sb/exit.h"
+#include "sb/fs.h"
+#include "sb/json.h"
+#include "sb/limits.h"
+#include "sb/log.h"
+#include "sb/mem.h"
+#include "sb/parse.h"
+#include "sb/path.h"
+#include "sb/sha256.h"
+#include "sb/sig.h"
+#include "sb/taskdir.h"
+
+#include "cli.h"
+#include "docker.h"
+#include "images.h"
+#include "run.h"
+
+struct run_opts {
+	char *local, *task, *agent, *model, *run_id, *mode, *egress;
+	unsigned difficulty;
+	uint64_t timeout;
+	bool keep, require_pass;
+};
+
+char *
+run_id_new(void)
+{
+	unsigned char r[3];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	if (sb_random_bytes(r, sizeof(r), NULL) < 0)
+		memset(r, 0, sizeof(r));
+	return sb_xasprintf("%04d%02d%02d-%02d%02d%02d-%02x%02x%02x", tm.tm_year + 1900,
+	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r[0], r[1], r[2]);
+}
+
+const char *
+results_root(void)
+{
+	return cli_setting("SSEBENCH_RESULTS", "results");
+}
+
+const char *
+run_status_of(const json_t *pr)
+{
+	const json_t *build = json_object_get(pr, "build_success");
+	const json_t *passed = json_object_get(pr, "pov_passed");
+	const json_t *total = json_object_get(pr, "pov_total");
+	const json_t *func = json_object_get(pr, "func_test_success");
+	const json_t *intent = json_object_get(pr, "intent_test_success");
+
+	if ((build == NULL || json_is_null(build)) && (total == NULL || json_is_null(total)) &&
+	    (func == NULL || json_is_null(func)) && (intent == NULL || json_is_null(intent)))
+		return "error";
+	if (json_is_false(build) || json_is_false(func) || json_is_false(intent))
+		return "failed";
+	if (json_is_integer(total) &&
+	    (!json_is_integer(passed) || json_integer_value(passed) != json_integer_value(total)))
+		return "failed";
+	return "passed";
+}
+
+json_t *
+run_error_result(const char *why)
+{
+	return json_pack("{s:{s:s, s:n, s:n, s:n, s:n, s:n, s:s, s:n}, s:{s:i, s:b, s:b, s:n}}",
+	    "patch_result", "status", "error", "build_success", "pov_passed", "pov_total",
+	    "func_test_success", "intent_test_success", "error_msg", why, "error_log",
+	    "runtime_result", "agent_duration", 0, "agent_timeout", 0, "evaluator_timeout", 0,
+	    "agent_exit_code");
+}
+
+/* A model name is a path component of the results layout: keep it plain. */
+static bool
+model_name_ok(const char *m)
+{
+	if (m == NULL || *m == '\0' || strlen(m) > SB_NAME_MAX || m[0] == '.')
+		return false;
+	for (const char *p = m; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+			*p == '.' || *p == '_' || *p == '-'))
+			return false;
+	return true;
+}
+
+/* A positive limit or the default (never "unlimited"); see docs/limits.md. */
+static char *
+limit_setting(const char *name, const char *def, bool is_memory)
+{
+	const char *v = cli_setting(name, def);
+	double d;
+	size_t n = strlen(v);
+
+	if (is_memory && n > 1 && strchr("kKmMgG", v[n - 1]) != NULL) {
+		_cleanup_free_ char *num = sb_xstrndup(v, n - 1);
+
+		if (sb_parse_double(num, 1e-9, 1e12, &d, NULL) == 0)
+			return sb_xstrdup(v);
+	} else if (sb_parse_double(v, 1e-9, 1e15, &d, NULL) == 0) {
+		return sb_xstrdup(v);
+	}
+	sb_log(SB_LOG_WARN, "%s='%s' is not a positive number; using %s", name, v, def);
+	return sb_xstrdup(def);
+}
+
+/* Make every directory of path (relative or absolute), like mkdir -p. */
+static int
+mkdir_p(const char *path, mode_t mode, struct sb_error **err)
+{
+	_cleanup_free_ char *copy = sb_xstrdup(path);
+
+	for (char *p = copy + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, mode) < 0 && errno != EEXIST)
+			return sb_error_errno(err, errno, "mkdir '%s'", copy);
+		*p = '/';
+	}
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return sb_error_errno(err, errno, "mkdir '%s'", path);
+	return 0;
+}
+
+/* <project>_default (bridge) or <project>_agents (internal, host guarded). */
+static int
+ensure_network(const char *name, bool internal, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	char hex[65], bridge[16];
+
+	sb_argv_pushl(&a, "network", "inspect", "--format", "{{.Internal}}", name, NULL);
+	if (docker_output(&a, NULL, NULL) == 0)
+		goto guard;
+	sb_argv_release(&a);
+	sb_argv_pushl(&a, "network", "create", "--label", "ssebench.network=1", NULL);
+	if (internal) {
+		/* A named bridge, so the host guard below can name it (at most 15 bytes). */
+		sb_sha256_hex(name, strlen(name), hex);
+		snprintf(bridge, sizeof(bridge), "sse-int%.8s", hex);
+		sb_argv_pushl(&a, "--internal", "-o", NULL);
+		sb_argv_pushf(&a, "com.docker.network.bridge.name=%s", bridge);
+	}
+	sb_argv_push(&a, name);
+	if (docker_output(&a, NULL, NULL) != 0)
+		return sb_error_set(err, EIO, "cannot create the network '%s'", name);
+	progress("created network %s%s", name, internal ? " (internal)" : "");
+guard:
+	if (internal) {
+		/*
+		 * An internal network still lets its containers reach the host itself through the
+		 * bridge's gateway address (docker-feasibility §4): traffic to the host goes
+		 * through INPUT, which Docker does not filter. One DROP rule per bridge closes it
+		 * (integrity-and-egress: "No internet by default").
+		 */
+		_cleanup_argv_ struct sb_argv q = SB_ARGV_INIT;
+		_cleanup_free_ char *br = NULL;
+		struct sb_cmd_result r;
+		struct sb_cmd cmd = SB_CMD_INIT;
+		char *check[] = { (char *)"iptables", (char *)"-C", (char *)"INPUT", (char *)"-i",
+			NULL, (char *)"-j", (char *)"DROP", NULL };
+		char *insert[] = { (char *)"iptables", (char *)"-I", (char *)"INPUT", (char *)"-i",
+			NULL, (char *)"-j", (char *)"DROP", NULL };
+		char *path = NULL;
+
+		sb_argv_pushl(&q, "network", "inspect", "--format",
+		    "{{index .Options \"com.docker.network.bridge.name\"}}", name, NULL);
+		if (docker_output(&q, &br, NULL) != 0 || br == NULL || *br == '\0' ||
+		    strcmp(br, "<no value>") == 0)
+			return sb_error_set(err, EIO,
+			    "the internal network '%s' has no named bridge; remove it and run again",
+			    name);
+		if (sb_cmd_find_program("iptables", "/usr/sbin:/sbin:/usr/bin:/bin", &path, err) < 0)
+			return sb_error_prefix(err, "guarding the host from '%s'", name);
+		check[4] = insert[4] = br;
+		cmd.path = path;
+		cmd.argv = check;
+		cmd.stdout_fd = cmd.stderr_fd = SB_CMD_DEVNULL;
+		if (sb_cmd_run(&cmd, &r, err) < 0) {
+			free(path);
+			return -1;
+		}
+		if (r.exit_code != 0) {
+			struct sb_cmd c2 = SB_CMD_INIT;
+			struct sb_cmd_result r2;
+
+			c2.path = path;
+			c2.argv = insert;
+			c2.stdout_fd = c2.stderr_fd = SB_CMD_DEVNULL;
+			if (sb_cmd_run(&c2, &r2, err) < 0 || r2.exit_code != 0) {
+				free(path);
+				return sb_error_set(err, EPERM,
+				    "cannot add the host guard for bridge '%s' (iptables)", br);
+			}
+		}
+		free(path);
+	}
+	return 0;
+}
+
+/* Copy a file out of an image (docker create + docker cp), e.g. the reference patch. */
+static int
+copy_from_image(const char *image, const char *src, const char *dst, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *cid = NULL, *from = NULL;
+	int code;
+
+	sb_argv_pushl(&a, "create", image, "true", NULL);
+	if (docker_output(&a, &cid, err) != 0)
+		return sb_error_set(err, EIO, "docker create %s failed", image);
+	sb_argv_release(&a);
+	from = sb_xasprintf("%s:%s", cid, src);
+	sb_argv_pushl(&a, "cp", "--follow-link", from, dst, NULL);
+	code = docker_output(&a, NULL, err);
+	sb_argv_release(&a);
+	sb_argv_pushl(&a, "rm", "-f", cid, NULL);
+	(void)docker_output(&a, NULL, NULL);
+	if (code != 0)
+		return sb_error_set(err, EIO, "cannot copy %s out of %s", src, image);
+	return 0;
+}
+
+static int
+write_text(const char *path, const char *text, mode_t mode, struct sb_error **err)
+{
+	_cleanup_free_ char *dir = sb_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	_cleanup_close_ int fd = -1;
+
+	if (slash != NULL)
+		*slash = '\0';
+	fd = sb_open_dir(slash != NULL ? dir : ".", err);
+	if (fd < 0)
+		return -1;
+	return sb_write_file_atomic_at(fd, sb_path_basename(path), text, strlen(text), mode, err);
+}
+
+/* Point <dir>/latest at run_id (atomic: a new link renamed over the old one). */
+static void
+update_latest(const char *dir, const char *run_id)
+{
+	_cleanup_free_ char *tmp = sb_xasprintf("%s/.latest-%s", dir, run_id);
+	_cleanup_free_ char *latest = sb_xasprintf("%s/latest", dir);
+
+	(void)unlink(tmp);
+	if (symlink(run_id, tmp) == 0 && rename(tmp, latest) < 0)
+		(void)unlink(tmp);
+}
+
+/* The container's exit, with a first Ctrl-C stopping it and a second one killing it. */
+static int
+wait_container(struct sb_cmd *cmd, const char *name, bool *ret_interrupted)
+{
+	int stops = 0, status = 0;
+
+	for (;;) {
+		pid_t w = waitpid(cmd->pid, &status, WNOHANG);
+
+		if (w == cmd->pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		if (sb_sig_interrupt_count() > stops) {
+			_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+
+			stops = sb_sig_interrupt_count();
+			*ret_interrupted = true;
+			if (stops == 1) {
+				progress("interrupted: stopping the container (Ctrl-C again to kill it)");
+				sb_argv_pushl(&a, "stop", "--time", "20", name, NULL);
+			} else {
+				sb_argv_pushl(&a, "kill", name, NULL);
+			}
+			(void)docker_output(&a, NULL, NULL);
+		}
+		usleep(200000);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int
+do_run(struct run_opts *o)
+{
+	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
+	_cleanup_free_ char *why = NULL, *dataset_name = NULL, *case_image = NULL;
+	_cleanup_free_ char *agent_image = NULL, *run_dir = NULL, *parent = NULL;
+	_cleanup_free_ char *secrets_dir = NULL, *secrets = NULL, *ref = NULL, *net = NULL;
+	_cleanup_free_ char *mem = NULL, *cpus = NULL, *pids = NULL, *log_path = NULL;
+	_cleanup_free_ char *archive = NULL, *started_at = NULL, *container = NULL;
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	struct agent_info ag = { NULL, NULL, NULL };
+	struct sb_dataset *ds = NULL;
+	struct sb_task *task = NULL;
+	struct sb_error *err = NULL;
+	struct images im;
+	bool reference, interrupted = false;
+	char digest[65];
+	int rc = SB_EXIT_FAILURE, code;
+	json_t *result = NULL;
+	const char *project = cli_setting("COMPOSE_PROJECT_NAME", "ssebench");
+	const char *slash;
+
+	/* --- 1. everything the user gave, before anything is built --- */
+	reference = strcmp(o->agent, "reference") == 0;
+	if (agent_load(cli_home(), o->agent, &ag, &err) < 0)
+		goto fail;
+	if (reference) {
+		if (o->model != NULL && strcmp(o->model, "none") != 0)
+			sb_log(SB_LOG_WARN, "the reference agent uses no model; ignoring --model %s",
+			    o->model);
+		free(o->model);
+		o->model = sb_xstrdup("none");
+	} else if (o->model == NULL && strcmp(o->agent, "dummy") == 0) {
+		o->model = sb_xstrdup("none");
+	} else if (o->model == NULL) {
+		rc = cli_fail("--model is required for the agent '%s'", o->agent);
+		goto out;
+	}
+	if (!model_name_ok(o->model)) {
+		rc = cli_fail("'%s' is not a model name", o->model);
+		goto out;
+	}
+	if (sb_dataset_load(o->local, &ds, &diags, &err) < 0)
+		goto fail;
+	for (size_t i = 0; i < ds->n; i++)
+		if (strcmp(ds->tasks[i]->name, o->task) == 0)
+			task = ds->tasks[i];
+	if (task == NULL) {
+		rc = cli_fail("no task '%s' in %s", o->task, ds->path);
+		goto out;
+	}
+	if (task->problems > 0) {
+		for (size_t i = 0; i < diags.n; i++)
+			if (strncmp(diags.v[i].file, task->display, strlen(task->display)) == 0)
+				fprintf(stderr, "%s:%u:%u: %s\n", diags.v[i].file, diags.v[i].line,
+				    diags.v[i].col, diags.v[i].msg);
+		rc = cli_fail("the task '%s' is not valid (see above)", o->task);
+		goto out;
+	}
+	if (reference && task->config->files.patch.s == NULL) {
+		rc = cli_fail("the task '%s' has no files.patch for the reference agent", o->task);
+		goto out;
+	}
+	if (o->run_id != NULL && !sb_run_id_valid(o->run_id)) {
+		rc = cli_fail("'%s' is not a run id ([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64, not "
+			      "'latest')",
+		    o->run_id);
+		goto out;
+	}
+	if (o->run_id == NULL)
+		o->run_id = run_id_new();
+	parent = sb_xasprintf("%s/%s/%s/%s", results_root(), o->task, o->model, o->agent);
+	run_dir = sb_xasprintf("%s/%s", parent, o->run_id);
+	{
+		struct stat st;
+
+		if (lstat(run_dir, &st) == 0) {
+			rc = cli_fail("the run directory %s exists already; pick another --run-id",
+			    run_dir);
+			goto out;
+		}
+	}
+	if (!docker_engine_ok(&why)) {
+		rc = cli_fail("Docker does not answer (%s); run scripts/docker-up (as root)", why);
+		goto out;
+	}
+	mem = limit_setting("SSEBENCH_MEMORY", "8g", true);
+	cpus = limit_setting("SSEBENCH_CPUS", "2", false);
+	pids = limit_setting("SSEBENCH_PIDS", "4096", false);
+
+	/* --- 2. images --- */
+	slash = strrchr(ds->path, '/');
+	dataset_name = sb_xstrdup(slash != NULL ? slash + 1 : ds->path);
+	case_image = image_case(dataset_name, task->name);
+	agent_image = image_agent(&ag, task->name);
+	if (mkdir_p(parent, 0755, &err) < 0)
+		goto fail;
+	log_path = sb_xasprintf("%s/.build-%s.log", parent, o->run_id);
+	im.home = cli_home();
+	im.quiet = false;
+	im.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	progress("run %s: task %s, agent %s, model %s, difficulty %u, egress %s", o->run_id,
+	    o->task, o->agent, o->model, o->difficulty, o->egress);
+	if (task_files_digest(task->display, digest, &err) < 0 ||
+	    images_ensure_base(&im, task->base, &err) < 0 ||
+	    images_build_case(&im, ds->path, dataset_name, task, digest, &err) < 0 ||
+	    images_build_runtime(&im, &err) < 0 ||
+	    images_build_tool(&im, task, case_image, &err) < 0 ||
+	    images_build_agent(&im, &ag, task, &err) < 0) {
+		sb_error_prefix(&err, "build log: %s", log_path);
+		goto fail;
+	}
+	net = sb_xasprintf("%s_%s", project, strcmp(o->egress, "open") == 0 ? "default" : "agents");
+	if (ensure_network(net, strcmp(o->egress, "open") != 0, &err) < 0)
+		goto fail;
+
+	/* --- 3. the run directory, secrets, the reference patch --- */
+	if (mkdir(run_dir, 0755) < 0) {
+		sb_error_errno(&err, errno, "mkdir '%s'", run_dir);
+		goto fail;
+	}
+	archive = sb_xasprintf("%s/archive", run_dir);
+	if (mkdir(archive, 0755) < 0) {
+		sb_error_errno(&err, errno, "mkdir '%s'", archive);
+		goto fail;
+	}
+	update_latest(parent, o->run_id);
+	{
+		_cleanup_free_ char *moved = sb_xasprintf("%s/build.log", run_dir);
+
+		(void)rename(log_path, moved);
+	}
+	/* Secrets travel in a root-only file the entrypoint reads, never on a command line or
+	 * in the container's environment (docker inspect shows that). */
+	secrets_dir = sb_xasprintf("%s/.secrets-%s", parent, o->run_id);
+	if (mkdir(secrets_dir, 0700) < 0) {
+		sb_error_errno(&err, errno, "mkdir '%s'", secrets_dir);
+		goto fail;
+	}
+	{
+		unsigned char tok[16];
+		char hex[33];
+
+		if (sb_random_bytes(tok, sizeof(tok), &err) < 0)
+			goto fail;
+		for (int i = 0; i < 16; i++)
+			snprintf(hex + 2 * i, 3, "%02x", tok[i]);
+		secrets = sb_xasprintf("%s/run.env", secrets_dir);
+		{
+			_cleanup_free_ char *text = sb_xasprintf("SSE_DAEMON_TOKEN=%s\n", hex);
+
+			if (write_text(secrets, text, 0600, &err) < 0)
+				goto fail;
+		}
+	}
+	if (reference) {
+		_cleanup_free_ char *inside =
+		    sb_xasprintf("/ssebench/%s", task->config->files.patch.s);
+
+		ref = sb_xasprintf("%s/reference.diff", secrets_dir);
+		if (copy_from_image(case_image, inside, ref, &err) < 0)
+			goto fail;
+		/* Read-only for everyone: the reference agent runs as model. */
+		(void)chmod(secrets_dir, 0711);
+		(void)chmod(ref, 0644);
+	}
+
+	/* --- 4. the container --- */
+	container = sb_xasprintf("ssebench-%s", o->run_id);
+	/* --sig-proxy=false: Ctrl-C is ours to handle (docker stop), not the client's. */
+	sb_argv_pushl(&a, "run", "--sig-proxy=false", "--name", container, "--hostname", "sandbox",
+	    NULL);
+	if (!o->keep)
+		sb_argv_push(&a, "--rm");
+	sb_argv_pushl(&a, "--network", net, NULL);
+	if (strcmp(o->egress, "open") != 0)
+		sb_argv_pushl(&a, "--dns-opt", "timeout:1", "--dns-opt", "attempts:1", NULL);
+	sb_argv_pushl(&a, "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.run=%s", o->run_id);
+	sb_argv_pushl(&a, "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.run-id=%s", o->run_id);
+	sb_argv_pushl(&a, "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.task-id=%s", o->task);
+	sb_argv_pushl(&a, "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.model=%s", o->model);
+	sb_argv_pushl(&a, "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.agent=%s", o->agent);
+	sb_argv_pushl(&a, "--label", "ssebench.mode=sandbox", "--label", "ssebench.webui=true",
+	    "--label", NULL);
+	{
+		_cleanup_free_ char *abs = realpath(run_dir, NULL);
+
+		sb_argv_pushf(&a, "ssebench.results=%s", abs != NULL ? abs : run_dir);
+		if (reference)
+			sb_argv_pushl(&a, "--label", "ssebench.reference-run=true", NULL);
+		sb_argv_push(&a, "-e");
+		sb_argv_pushf(&a, "SSE_DIFFICULTY=%u", o->difficulty);
+		sb_argv_push(&a, "-e");
+		sb_argv_pushf(&a, "TIMEOUT=%llu", (unsigned long long)o->timeout);
+		sb_argv_push(&a, "-e");
+		sb_argv_pushf(&a, "SSE_KEEP_ALIVE=%d", o->keep ? 1 : 0);
+		sb_argv_push(&a, "-v");
+		sb_argv_pushf(&a, "%s:/var/lib/ssebench/results", abs != NULL ? abs : run_dir);
+	}
+	{
+		_cleanup_free_ char *aa = realpath(archive, NULL), *sa = realpath(secrets, NULL);
+
+		sb_argv_push(&a, "-v");
+		sb_argv_pushf(&a, "%s:/tmp/sse-archive", aa);
+		sb_argv_push(&a, "--mount");
+		sb_argv_pushf(&a, "type=bind,source=%s,target=/run/ssebench-secrets/run.env,readonly",
+		    sa);
+	}
+	if (ref != NULL) {
+		_cleanup_free_ char *ra = realpath(ref, NULL);
+
+		sb_argv_push(&a, "--mount");
+		sb_argv_pushf(&a, "type=bind,source=%s,target=/reference/patch.diff,readonly", ra);
+	}
+	/* Resource limits (fail closed: a bad value falls back, never to "unlimited"). */
+	sb_argv_pushl(&a, "--memory", mem, "--cpus", cpus, "--pids-limit", pids, "--ulimit",
+	    "core=0", "--security-opt", "no-new-privileges", agent_image, NULL);
+	{
+		_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
+		_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
+		struct sb_cmd cmd = SB_CMD_INIT;
+		time_t now = time(NULL);
+		struct tm tm;
+		char ts[32];
+
+		gmtime_r(&now, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		started_at = sb_xstrdup(ts);
+		sb_argv_push(&argv, docker_path());
+		sb_argv_pushv(&argv, (const char *const *)a.v);
+		cmd.path = argv.v[0];
+		cmd.argv = argv.v;
+		docker_env(&env, 0);
+		cmd.envp = env.v;
+		cmd.stdout_fd = SB_CMD_INHERIT;
+		cmd.stderr_fd = SB_CMD_INHERIT;
+		/* Its own process group: the terminal's Ctrl-C reaches us, not the client. */
+		cmd.flags = SB_CMD_NEW_PGRP;
+		progress("starting the container %s (agent phase, then grading)", container);
+		sb_sig_set_deferred(true);
+		if (sb_cmd_start(&cmd, &err) < 0)
+			goto fail;
+		code = wait_container(&cmd, container, &interrupted);
+		sb_sig_set_deferred(false);
+		progress("the container exited with status %d", code);
+	}
+
+	/* --- 5. the result --- */
+	{
+		_cleanup_close_ int rfd = sb_open_dir(run_dir, &err);
+		json_t *cfg, *summary;
+
+		if (rfd < 0)
+			goto fail;
+		if (sb_json_load_file_at(rfd, "result.json", SB_JSON_FILE_MAX, &result, NULL) < 0 ||
+		    !json_is_object(json_object_get(result, "patch_result"))) {
+			json_decref(result);
+			result = run_error_result(interrupted
+				? "No result: the run was interrupted"
+				: "No result: evaluator did not produce output");
+		}
+		if (json_object_get(json_object_get(result, "patch_result"), "status") == NULL)
+			json_object_set_new(json_object_get(result, "patch_result"), "status",
+			    json_string(run_status_of(json_object_get(result, "patch_result"))));
+		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:[]}", "agent", o->agent,
+		    "model", o->model, "mode", "sandbox", "timeout", (json_int_t)o->timeout,
+		    "difficulty", (int)o->difficulty, "tool_layer", "sandbox", "egress", o->egress,
+		    "reference_run", reference, "plugins");
+		json_object_set(result, "config", cfg);
+		if (sb_json_write_atomic_at(rfd, "result.json", result, 0644, &err) < 0)
+			goto fail;
+		summary = json_pack("{s:o, s:O, s:O, s:O, s:f, s:s, s:s, s:[], s:{s:s, s:s, s:s}}",
+		    "task", sb_task_config_to_json(task->config), "config", cfg, "patch_result",
+		    json_object_get(result, "patch_result"), "runtime_result",
+		    json_object_get(result, "runtime_result") ? json_object_get(result, "runtime_result")
+							       : json_null(),
+		    "spend", 0.0, "run_id", o->run_id, "started_at", started_at, "plugin_results",
+		    "images", "case", case_image, "agent", agent_image, "case_task_files", digest);
+		json_decref(cfg);
+		if (sb_json_write_atomic_at(rfd, "summary.json", summary, 0644, &err) < 0) {
+			json_decref(summary);
+			goto fail;
+		}
+		json_decref(summary);
+		/* The reference patch, for the web UI and people, once the run is over. */
+		{
+			_cleanup_free_ char *tdir = sb_xasprintf("%s/%s", ds->path, task->name);
+			_cleanup_free_ char *target =
+			    sb_xasprintf("/ssebench/%s", task->config->files.patch.s);
+			_cleanup_close_ int tfd = sb_open_dir(tdir, NULL);
+			_cleanup_free_ char *src = task->config->files.patch.s && tfd >= 0
+				? sb_task_context_source(task, tfd, target)
+				: NULL;
+			_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX);
+
+			if (src != NULL && sb_read_file_at(tfd, src, 0, &b, NULL) == 0)
+				(void)sb_write_file_atomic_at(rfd, "reference.patch", b.s, b.len, 0644,
+				    NULL);
+		}
+	}
+	{
+		json_t *pr = json_object_get(result, "patch_result");
+		const char *status = json_string_value(json_object_get(pr, "status"));
+		const char *msg = json_string_value(json_object_get(pr, "error_msg"));
+
+		printf("%s: %s", o->run_id, status ? status : "?");
+		if (json_is_boolean(json_object_get(pr, "build_success")))
+			printf(" (build %s", json_is_true(json_object_get(pr, "build_success")) ? "ok"
+												 : "failed");
+		if (json_is_integer(json_object_get(pr, "pov_total")))
+			printf(", PoCs %lld/%lld fixed",
+			    (long long)json_integer_value(json_object_get(pr, "pov_passed")),
+			    (long long)json_integer_value(json_object_get(pr, "pov_total")));
+		if (json_is_boolean(json_object_get(pr, "func_test_success")))
+			printf(", functional tests %s",
+			    json_is_true(json_object_get(pr, "func_test_success")) ? "ok" : "failed");
+		if (json_is_boolean(json_object_get(pr, "intent_test_success")))
+			printf(", hidden tests %s",
+			    json_is_true(json_object_get(pr, "intent_test_success")) ? "ok" : "failed");
+		if (json_is_boolean(json_object_get(pr, "build_success")))
+			printf(")");
+		printf("\n");
+		if (msg != NULL)
+			printf("%s: %s\n", status ? status : "?", msg);
+		printf("results: %s\n", run_dir);
+		rc = interrupted ? SB_EXIT_INTERRUPTED
+			: (o->require_pass && (status == NULL || strcmp(status, "passed") != 0))
+			? SB_EXIT_FAILURE
+			: SB_EXIT_OK;
+	}
+	goto out;
+fail:
+	rc = cli_fail("%s", sb_error_message(err));
+	sb_error_release(&err);
+out:
+	if (secrets_dir != NULL) {
+		if (secrets != NULL)
+			(void)unlink(secrets);
+		if (ref != NULL)
+			(void)unlink(ref);
+		(void)rmdir(secrets_dir);
+	}
+	json_decref(result);
+	agent_info_release(&ag);
+	sb_dataset_free(ds);
+	return rc;
+}
+
+int
+cmd_run(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "local", required_argument, NULL, 'l' },
+		{ "task", required_argument, NULL, 't' },
+		{ "agent", required_argument, NULL, 'a' },
+		{ "model", required_argument, NULL, 'm' },
+		{ "difficulty", required_argument, NULL, 'd' },
+		{ "egress", required_argument, NULL, 'e' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "run-id", required_argument, NULL, 'r' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "keep-container", no_argument, NULL, 'k' },
+		{ "require-pass", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct run_opts o;
+	uint64_t n;
+	int c, rc = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.difficulty = 2;
+	o.timeout = 3600;
+	o.egress = sb_xstrdup(cli_setting("SSEBENCH_EGRESS", "restricted"));
+	o.mode = sb_xstrdup("sandbox");
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
+		switch (c) {
+		case -2:
+			return rc;
+		case 'l': free(o.local); o.local = sb_xstrdup(optarg); break;
+		case 't': free(o.task); o.task = sb_xstrdup(optarg); break;
+		case 'a': free(o.agent); o.agent = sb_xstrdup(optarg); break;
+		case 'm': free(o.model); o.model = sb_xstrdup(optarg); break;
+		case 'r': free(o.run_id); o.run_id = sb_xstrdup(optarg); break;
+		case 'M': free(o.mode); o.mode = sb_xstrdup(optarg); break;
+		case 'e': free(o.egress); o.egress = sb_xstrdup(optarg); break;
+		case 'k': o.keep = true; break;
+		case 'p': o.require_pass = true; break;
+		case 'd':
+			if (sb_parse_u64(optarg, 0, 4, &n, NULL) < 0)
+				return cli_usage_error(cmd, "--difficulty must be 0, 1, 2, 3 or 4");
+			o.difficulty = (unsigned)n;
+			break;
+		case 'T':
+			if (sb_parse_u64(optarg, 1, 7 * 24 * 3600, &n, NULL) < 0)
+				return cli_usage_error(cmd, "--timeout must be a number of seconds, 1 to 604800");
+			o.timeout = n;
+			break;
+		default:
+			break;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (o.task == NULL || o.agent == NULL)
+		return cli_usage_error(cmd, "--task and --agent are required");
+	if (strcmp(o.egress, "restricted") != 0 && strcmp(o.egress, "open") != 0)
+		return cli_usage_error(cmd, "--egress must be restricted or open");
+	if (strcmp(o.mode, "sandbox") != 0)
+		return cli_usage_error(cmd, "--mode %s is not available in this version (only sandbox)",
+		    strcmp(o.mode, "sidecar") == 0 ? "sidecar" : "other than sandbox");
+	if (o.local == NULL)
+		o.local = cli_default_dataset();
+	rc = do_run(&o);
+	free(o.local);
+	free(o.task);
+	free(o.agent);
+	free(o.model);
+	free(o.run_id);
+	free(o.mode);
+	free(o.egress);
+	return rc;
+}

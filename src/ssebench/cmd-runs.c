@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd-runs.c: `ssebench runs list|inspect|logs|stop|remove|results` (upstream §1.2).
+ *
+ * Runs are found by their containers' label ssebench.run=<run id>; `results` reads the
+ * summaries under the results directory and needs no Docker. Exit 3: no such run;
+ * exit 4: the id names runs of different task/model/agent.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sb/argv.h"
+#include "sb/buf.h"
+#include "sb/exit.h"
+#include "sb/fs.h"
+#include "sb/json.h"
+#include "sb/limits.h"
+#include "sb/mem.h"
+#include "sb/parse.h"
+
+#include "cli.h"
+#include "docker.h"
+#include "run.h"
+
+/* docker inspect of every container with a label (optionally =value), as a JSON array. */
+static json_t *
+inspect_labelled(const char *label_filter, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_argv_ struct sb_argv ids = SB_ARGV_INIT;
+	_cleanup_free_ char *out = NULL, *json = NULL;
+	json_t *arr = NULL;
+	char *save = NULL;
+
+	sb_argv_pushl(&a, "ps", "-a", "-q", "--no-trunc", "--filter", NULL);
+	sb_argv_pushf(&a, "label=%s", label_filter);
+	if (docker_output(&a, &out, err) != 0)
+		return sb_error_set(err, EIO, "docker ps failed"), NULL;
+	sb_argv_pushl(&ids, "inspect", NULL);
+	for (char *id = strtok_r(out, "\n", &save); id; id = strtok_r(NULL, "\n", &save))
+		sb_argv_push(&ids, id);
+	if (ids.n == 1)
+		return json_array();
+	if (docker_output(&ids, &json, err) != 0 ||
+	    sb_json_load(json, strlen(json), SB_JSON_FILE_MAX, &arr, err) < 0 || !json_is_array(arr)) {
+		json_decref(arr);
+		return sb_error_set(err, EIO, "docker inspect failed"), NULL;
+	}
+	return arr;
+}
+
+static const char *
+label(json_t *c, const char *name)
+{
+	return json_string_value(json_object_get(json_object_get(json_object_get(c, "Config"),
+							"Labels"),
+	    name));
+}
+
+/* A run entry in upstream's shape (never the container's environment). */
+static json_t *
+run_entry(json_t *c)
+{
+	json_t *labels = json_object(), *src = json_object_get(json_object_get(c, "Config"), "Labels");
+	json_t *state = json_object_get(c, "State");
+	const char *st = json_string_value(json_object_get(state, "Status"));
+	const char *k;
+	json_t *v;
+
+	json_object_foreach (src, k, v)
+		if (strncmp(k, "ssebench.", 9) == 0)
+			json_object_set(labels, k, v);
+	return json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o}", "run_id",
+	    sb_json_string_or_null(label(c, "ssebench.run")), "name",
+	    sb_json_string_or_null(json_string_value(json_object_get(c, "Name")) ?
+		    json_string_value(json_object_get(c, "Name")) + 1 : NULL),
+	    "state",
+	    st == NULL ? "unknown"
+	    : strcmp(st, "running") == 0 || strcmp(st, "created") == 0 ||
+		    strcmp(st, "exited") == 0
+		? st
+		: "unknown",
+	    "exit_code", json_copy(json_object_get(state, "ExitCode")), "image",
+	    sb_json_string_or_null(json_string_value(json_object_get(json_object_get(c, "Config"),
+		"Image"))),
+	    "created_at", json_copy(json_object_get(c, "Created")), "task",
+	    sb_json_string_or_null(label(c, "ssebench.task-id")), "model",
+	    sb_json_string_or_null(label(c, "ssebench.model")), "agent",
+	    sb_json_string_or_null(label(c, "ssebench.agent")), "reference_run",
+	    label(c, "ssebench.reference-run") != NULL, "results_dir",
+	    sb_json_string_or_null(label(c, "ssebench.results")), "labels", labels);
+}
+
+static int
+cmp_created_desc(const void *a, const void *b)
+{
+	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "created_at"));
+	const char *y = json_string_value(json_object_get(*(json_t *const *)b, "created_at"));
+
+	return strcmp(y ? y : "", x ? x : "");
+}
+
+static json_t *
+sorted_entries(json_t *containers)
+{
+	size_t n = json_array_size(containers), i;
+	json_t **v = sb_xcalloc(n ? n : 1, sizeof(*v)), *out = json_array(), *c;
+
+	json_array_foreach (containers, i, c)
+		v[i] = run_entry(c);
+	qsort(v, n, sizeof(*v), cmp_created_desc);
+	for (i = 0; i < n; i++)
+		json_array_append_new(out, v[i]);
+	free(v);
+	return out;
+}
+
+static void
+print_json(const json_t *j)
+{
+	_cleanup_free_ char *s = sb_json_dumps(j, JSON_INDENT(2));
+
+	printf("%s\n", s);
+}
+
+/* The containers of one run, or an exit status (3 none, 4 ambiguous). */
+static int
+find_run(const char *run_id, json_t **ret, struct sb_error **err)
+{
+	_cleanup_free_ char *filter = NULL;
+	json_t *arr, *c;
+	const char *key0 = NULL;
+	size_t i;
+
+	if (!sb_run_id_valid(run_id))
+		return cli_fail("'%s' is not a run id", run_id), SB_EXIT_FAILURE;
+	filter = sb_xasprintf("ssebench.run=%s", run_id);
+	arr = inspect_labelled(filter, err);
+	if (arr == NULL)
+		return cli_fail("%s", sb_error_message(*err)), SB_EXIT_FAILURE;
+	if (json_array_size(arr) == 0) {
+		json_decref(arr);
+		return cli_fail("no run '%s'", run_id), SB_EXIT_RUN_NOT_FOUND;
+	}
+	json_array_foreach (arr, i, c) {
+		_cleanup_free_ char *key = sb_xasprintf("%s/%s/%s", label(c, "ssebench.task-id") ?: "",
+		    label(c, "ssebench.model") ?: "", label(c, "ssebench.agent") ?: "");
+
+		if (key0 == NULL)
+			key0 = json_string_value(json_object_get(c, "Id"));
+		if (i > 0) {
+			json_t *c0 = json_array_get(arr, 0);
+			_cleanup_free_ char *k0 = sb_xasprintf("%s/%s/%s",
+			    label(c0, "ssebench.task-id") ?: "", label(c0, "ssebench.model") ?: "",
+			    label(c0, "ssebench.agent") ?: "");
+
+			if (strcmp(k0, key) != 0) {
+				json_decref(arr);
+				return cli_fail("the run id '%s' names runs of several tasks/models/agents",
+					   run_id),
+				       SB_EXIT_RUN_AMBIGUOUS;
+			}
+		}
+	}
+	*ret = arr;
+	return 0;
+}
+
+static int
+runs_list(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct sb_error *err = NULL;
+	bool as_json = false;
+	json_t *arr, *runs, *e;
+	size_t i;
+	int c, rc = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
+		if (c == -2)
+			return rc;
+		if (c == 'j')
+			as_json = true;
+	}
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	arr = inspect_labelled("ssebench.run", &err);
+	if (arr == NULL) {
+		rc = cli_fail("%s", sb_error_message(err));
+		sb_error_release(&err);
+		return rc;
+	}
+	runs = sorted_entries(arr);
+	json_decref(arr);
+	if (as_json) {
+		json_t *out = json_pack("{s:s, s:b, s:O}", "backend", "docker", "supports_exec", 1,
+		    "runs", runs);
+
+		print_json(out);
+		json_decref(out);
+	} else {
+		printf("%-28s %-9s %-5s %-30s %-12s %s\n", "RUN", "STATE", "EXIT", "TASK", "AGENT",
+		    "MODEL");
+		json_array_foreach (runs, i, e)
+			printf("%-28s %-9s %-5lld %-30s %-12s %s\n",
+			    json_string_value(json_object_get(e, "run_id")) ?: "?",
+			    json_string_value(json_object_get(e, "state")),
+			    (long long)json_integer_value(json_object_get(e, "exit_code")),
+			    json_string_value(json_object_get(e, "task")) ?: "?",
+			    json_string_value(json_object_get(e, "agent")) ?: "?",
+			    json_string_value(json_object_get(e, "model")) ?: "?");
+	}
+	json_decref(runs);
+	return SB_EXIT_OK;
+}
+
+/* The options common to the single-run commands: RUN_ID, and for some a flag. */
+static int
+one_run(const struct cli_command *cmd, int argc, char **argv, const struct option *longopts,
+    bool *flag, uint64_t *grace, const char **ret_id, int *ret_rc)
+{
+	int c, rc = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
+		if (c == -2) {
+			*ret_rc = rc;
+			return -1;
+		}
+		if (c == 'j' || c == 'f')
+			*flag = true;
+		if (c == 'g' && sb_parse_u64(optarg, 0, 3600, grace, NULL) < 0) {
+			*ret_rc = cli_usage_error(cmd, "--grace must be 0 to 3600 seconds");
+			return -1;
+		}
+	}
+	if (argc - optind != 1) {
+		*ret_rc = cli_usage_error(cmd, "expected one RUN_ID");
+		return -1;
+	}
+	*ret_id = argv[optind];
+	return 0;
+}
+
+static int
+runs_inspect(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct sb_error *err = NULL;
+	const char *id = NULL;
+	bool as_json = false;
+	json_t *arr = NULL, *runs;
+	int rc;
+
+	if (one_run(cmd, argc, argv, longopts, &as_json, NULL, &id, &rc) < 0)
+		return rc;
+	rc = find_run(id, &arr, &err);
+	sb_error_release(&err);
+	if (rc != 0)
+		return rc;
+	runs = sorted_entries(arr);
+	json_decref(arr);
+	if (as_json) {
+		print_json(json_array_size(runs) == 1 ? json_array_get(runs, 0) : runs);
+	} else {
+		json_t *e = json_array_get(runs, 0);
+		const char *k;
+		json_t *v;
+
+		json_object_foreach (e, k, v) {
+			_cleanup_free_ char *s = sb_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+			printf("%-14s %s\n", k, s);
+		}
+	}
+	json_decref(runs);
+	return SB_EXIT_OK;
+}
+
+/* docker <verb> ... on each container of the run, streaming output. */
+static int
+on_containers(json_t *arr, const char *verb, const char *const *extra, bool follow)
+{
+	json_t *c;
+	size_t i;
+	int worst = 0;
+
+	json_array_foreach (arr, i, c) {
+		_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+		struct sb_cmd_result r;
+
+		sb_argv_push(&a, verb);
+		sb_argv_pushv(&a, extra);
+		sb_argv_push(&a, json_string_value(json_object_get(c, "Id")));
+		if (docker_run(&a, DOCKER_INHERIT, -1, NULL, 0, 0, &r, NULL) < 0)
+			return SB_EXIT_FAILURE;
+		if (r.exit_code != 0)
+			worst = SB_EXIT_FAILURE;
+		sb_cmd_result_release(&r);
+		(void)follow;
+	}
+	return worst;
+}
+
+static int
+runs_logs(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "follow", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const char *const follow[] = { "--follow", NULL }, *const none[] = { NULL };
+	struct sb_error *err = NULL;
+	const char *id = NULL;
+	bool f = false;
+	json_t *arr = NULL;
+	int rc;
+
+	if (one_run(cmd, argc, argv, longopts, &f, NULL, &id, &rc) < 0)
+		return rc;
+	if ((rc = find_run(id, &arr, &err)) != 0)
+		return rc;
+	rc = on_containers(arr, "logs", f ? follow : none, f);
+	json_decref(arr);
+	return rc;
+}
+
+static int
+runs_stop(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "grace", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct sb_error *err = NULL;
+	uint64_t grace = 20;
+	const char *id = NULL;
+	bool unused = false;
+	json_t *arr = NULL;
+	char g[32];
+	int rc;
+
+	if (one_run(cmd, argc, argv, longopts, &unused, &grace, &id, &rc) < 0)
+		return rc;
+	if ((rc = find_run(id, &arr, &err)) != 0)
+		return rc;
+	snprintf(g, sizeof(g), "%llu", (unsigned long long)grace);
+	{
+		const char *const extra[] = { "--time", g, NULL };
+
+		rc = on_containers(arr, "stop", extra, false);
+	}
+	json_decref(arr);
+	return rc;
+}
+
+static int
+runs_remove(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 } };
+	static const char *const extra[] = { "-f", "-v", NULL };
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *vols = NULL;
+	struct sb_error *err = NULL;
+	const char *id = NULL;
+	bool unused = false;
+	json_t *arr = NULL, *left = NULL;
+	char *save = NULL;
+	int rc;
+
+	if (one_run(cmd, argc, argv, longopts, &unused, NULL, &id, &rc) < 0)
+		return rc;
+	if ((rc = find_run(id, &arr, &err)) != 0)
+		return rc;
+	rc = on_containers(arr, "rm", extra, false);
+	json_decref(arr);
+	/* Volumes of the run (sidecar mode) carry the same label. */
+	sb_argv_pushl(&a, "volume", "ls", "-q", "--filter", NULL);
+	sb_argv_pushf(&a, "label=ssebench.run=%s", id);
+	if (docker_output(&a, &vols, NULL) == 0 && vols != NULL)
+		for (char *v = strtok_r(vols, "\n", &save); v; v = strtok_r(NULL, "\n", &save)) {
+			_cleanup_argv_ struct sb_argv r = SB_ARGV_INIT;
+
+			sb_argv_pushl(&r, "volume", "rm", "-f", v, NULL);
+			(void)docker_output(&r, NULL, NULL);
+		}
+	if (find_run(id, &left, &err) == 0) {
+		json_decref(left);
+		return cli_fail("the run '%s' still exists after removal", id);
+	}
+	sb_error_release(&err);
+	return rc;
+}
+
+/* Collect summary.json files below dir (at any depth, bounded). */
+static void
+scan_summaries(const char *dir, unsigned depth, json_t *out)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (depth > 8 || (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		_cleanup_free_ char *p = NULL;
+		struct stat st;
+
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "latest") == 0)
+			continue;
+		p = sb_xasprintf("%s/%s", dir, de->d_name);
+		if (lstat(p, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			scan_summaries(p, depth + 1, out);
+		} else if (S_ISREG(st.st_mode) && strcmp(de->d_name, "summary.json") == 0) {
+			_cleanup_close_ int fd = sb_open_dir(dir, NULL);
+			json_t *s = NULL, *cfg, *pr;
+
+			if (fd < 0 || sb_json_load_file_at(fd, "summary.json", SB_JSON_FILE_MAX, &s,
+					  NULL) < 0 ||
+			    !json_is_object(s)) {
+				json_decref(s);
+				continue; /* unparsable summaries are skipped, as upstream */
+			}
+			cfg = json_object_get(s, "config");
+			pr = json_object_get(s, "patch_result");
+			json_array_append_new(out,
+			    json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s}",
+				"run_id", json_object_get(s, "run_id"), "task",
+				json_object_get(json_object_get(s, "task"), "id"), "model",
+				json_object_get(cfg, "model"), "agent", json_object_get(cfg, "agent"),
+				"mode", json_object_get(cfg, "mode"), "egress",
+				json_object_get(cfg, "egress"), "reference_run",
+				json_object_get(cfg, "reference_run"), "status",
+				json_object_get(pr, "status"), "started_at",
+				json_object_get(s, "started_at"), "dir", dir));
+			json_decref(s);
+		}
+	}
+	closedir(d);
+}
+
+static int
+cmp_started_desc(const void *a, const void *b)
+{
+	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "started_at"));
+	const char *y = json_string_value(json_object_get(*(json_t *const *)b, "started_at"));
+
+	return strcmp(y ? y : "", x ? x : "");
+}
+
+static int
+runs_results(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
+		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 } };
+	_cleanup_free_ char *dir = NULL;
+	json_t *found = json_array(), *sorted = json_array(), **v, *e;
+	bool as_json = false;
+	size_t n, i;
+	int c, rc = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
+		if (c == -2)
+			return rc;
+		if (c == 'j')
+			as_json = true;
+		if (c == 'd') {
+			free(dir);
+			dir = sb_xstrdup(optarg);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	scan_summaries(dir ? dir : results_root(), 0, found);
+	n = json_array_size(found);
+	v = sb_xcalloc(n ? n : 1, sizeof(*v));
+	json_array_foreach (found, i, e)
+		v[i] = e;
+	qsort(v, n, sizeof(*v), cmp_started_desc);
+	for (i = 0; i < n; i++)
+		json_array_append(sorted, v[i]);
+	free(v);
+	json_decref(found);
+	if (as_json) {
+		json_t *out = json_pack("{s:O}", "runs", sorted);
+
+		print_json(out);
+		json_decref(out);
+	} else {
+		/* Open-egress runs are marked: they must not be compared with restricted ones. */
+		printf("%-28s %-8s %-30s %-12s %-20s %s\n", "RUN", "STATUS", "TASK", "AGENT", "MODEL",
+		    "NOTES");
+		json_array_foreach (sorted, i, e) {
+			const char *eg = json_string_value(json_object_get(e, "egress"));
+
+			printf("%-28s %-8s %-30s %-12s %-20s %s%s\n",
+			    json_string_value(json_object_get(e, "run_id")) ?: "?",
+			    json_string_value(json_object_get(e, "status")) ?: "?",
+			    json_string_value(json_object_get(e, "task")) ?: "?",
+			    json_string_value(json_object_get(e, "agent")) ?: "?",
+			    json_string_value(json_object_get(e, "model")) ?: "?",
+			    json_is_true(json_object_get(e, "reference_run")) ? "reference " : "",
+			    eg != NULL && strcmp(eg, "open") == 0 ? "egress=open" : "");
+		}
+	}
+	json_decref(sorted);
+	return SB_EXIT_OK;
+}
+
+int
+cmd_runs(const struct cli_command *cmd, int argc, char **argv)
+{
+	const char *name = cmd->name;
+
+	if (strcmp(name, "list") == 0)
+		return runs_list(cmd, argc, argv);
+	if (strcmp(name, "inspect") == 0)
+		return runs_inspect(cmd, argc, argv);
+	if (strcmp(name, "logs") == 0)
+		return runs_logs(cmd, argc, argv);
+	if (strcmp(name, "stop") == 0)
+		return runs_stop(cmd, argc, argv);
+	if (strcmp(name, "remove") == 0)
+		return runs_remove(cmd, argc, argv);
+	return runs_results(cmd, argc, argv);
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* docker.c: running the docker client with argv vectors. */
+#include "config.h"
+
+#include <string.h>
+
+#include "sb/buf.h"
+#include "sb/mem.h"
+
+#include "cli.h"
+#include "docker.h"
+
+const char *
+docker_path(void)
+{
+	return cli_setting("SSEBENCH_DOCKER", "/usr/bin/docker");
+}
+
+void
+docker_env(struct sb_argv *env, unsigned flags)
+{
+	static const char *const keep[] = { "PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG",
+		"DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_CONTEXT", "LANG", "TERM", NULL };
+
+	for (const char *const *k = keep; *k != NULL; k++) {
+		const char *v = getenv(*k);
+
+		if (v != NULL)
+			sb_env_set(env, *k, v);
+	}
+	if (sb_env_get(env, "PATH") == NULL)
+		sb_env_set(env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	if (flags & DOCKER_BUILDKIT)
+		sb_env_set(env, "DOCKER_BUILDKIT", "1");
+}
+
+int
+docker_run(const struct sb_argv *args, unsigned flags, int out_fd, const char *stdin_data,
+    size_t stdin_len, uint64_t timeout_ms, struct sb_cmd_result *res, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
+	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
+	struct sb_cmd cmd = SB_CMD_INIT;
+
+	sb_argv_push(&argv, docker_path());
+	sb_argv_pushv(&argv, (const char *const *)args->v);
+	docker_env(&env, flags);
+	cmd.path = argv.v[0];
+	cmd.argv = argv.v;
+	cmd.envp = env.v;
+	if (stdin_data != NULL) {
+		cmd.stdin_fd = SB_CMD_CAPTURE;
+		cmd.stdin_data = stdin_data;
+		cmd.stdin_len = stdin_len;
+	}
+	if (flags & DOCKER_CAPTURE) {
+		cmd.stdout_fd = SB_CMD_CAPTURE;
+		cmd.stderr_fd = SB_CMD_CAPTURE;
+	} else if (out_fd >= 0) {
+		cmd.stdout_fd = out_fd;
+		cmd.stderr_fd = out_fd;
+	} else if (flags & DOCKER_INHERIT) {
+		cmd.stdout_fd = SB_CMD_INHERIT;
+		cmd.stderr_fd = SB_CMD_INHERIT;
+	} else {
+		cmd.stdout_fd = SB_CMD_DEVNULL;
+		cmd.stderr_fd = SB_CMD_DEVNULL;
+	}
+	cmd.timeout_ms = timeout_ms;
+	cmd.capture_max = 16 * 1024 * 1024;
+	if (sb_cmd_run(&cmd, res, err) < 0)
+		return sb_error_prefix(err, "docker client '%s'", argv.v[0]);
+	return 0;
+}
+
+int
+docker_output(const struct sb_argv *args, char **ret_out, struct sb_error **err)
+{
+	struct sb_cmd_result r;
+	int code;
+
+	if (docker_run(args, DOCKER_CAPTURE, -1, NULL, 0, 120000, &r, err) < 0)
+		return -1;
+	sb_buf_rtrim(&r.out);
+	code = r.exit_code;
+	if (ret_out != NULL)
+		*ret_out = sb_buf_detach(&r.out, NULL);
+	sb_cmd_result_release(&r);
+	return code;
+}
+
+bool
+docker_engine_ok(char **ret_why)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	struct sb_error *err = NULL;
+	struct sb_cmd_result r;
+	bool ok;
+
+	sb_argv_pushl(&a, "version", "--format", "{{.Server.Version}}", NULL);
+	if (docker_run(&a, DOCKER_CAPTURE, -1, NULL, 0, 30000, &r, &err) < 0) {
+		*ret_why = sb_xstrdup(sb_error_message(err));
+		sb_error_release(&err);
+		return false;
+	}
+	ok = r.exit_code == 0;
+	if (!ok) {
+		sb_buf_rtrim(&r.err);
+		*ret_why = sb_xstrdup(r.err.len ? r.err.s : "the engine does not answer");
+	}
+	sb_cmd_result_release(&r);
+	return ok;
+}
+
+bool
+docker_image_exists(const char *name)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+
+	sb_argv_pushl(&a, "image", "inspect", "--format", "{{.Id}}", name, NULL);
+	return docker_output(&a, NULL, NULL) == 0;
+}
+
+char *
+docker_image_label(const char *name, const char *label)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	char *out = NULL;
+
+	sb_argv_pushl(&a, "image", "inspect", "--format", NULL);
+	sb_argv_pushf(&a, "{{index .Config.Labels \"%s\"}}", label);
+	sb_argv_push(&a, name);
+	if (docker_output(&a, &out, NULL) != 0 || out == NULL || *out == '\0' ||
+	    strcmp(out, "<no value>") == 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}

@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* images.c: building the image layers with the docker client. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "sb/argv.h"
+#include "sb/buf.h"
+#include "sb/fs.h"
+#include "sb/limits.h"
+#include "sb/mem.h"
+#include "sb/parse.h"
+#include "sb/path.h"
+#include "sb/sha256.h"
+#include "sb/yaml.h"
+
+#include "cli.h"
+#include "docker.h"
+#include "images.h"
+
+static double
+mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double
+progress_clock(void)
+{
+	static double t0;
+
+	if (t0 == 0)
+		t0 = mono();
+	return mono() - t0;
+}
+
+void
+progress(const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	double t = progress_clock();
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = sb_xvasprintf(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "[%7.1f s] %s\n", t, msg);
+}
+
+char *
+image_rootfs(void)
+{
+	return sb_xasprintf("%s/debian:bookworm", cli_registry());
+}
+
+char *
+image_base(const char *base)
+{
+	return sb_xasprintf("%s/%s", cli_registry(), base);
+}
+
+char *
+image_case(const char *dataset, const char *task_id)
+{
+	_cleanup_free_ char *d = sb_ascii_lower(dataset), *t = sb_ascii_lower(task_id);
+
+	return sb_xasprintf("%s/case/%s/%s", cli_registry(), d, t);
+}
+
+char *
+image_runtime(void)
+{
+	return sb_xasprintf("%s/runtime:%s", cli_registry(), PACKAGE_VERSION);
+}
+
+char *
+image_tool(const char *task_id)
+{
+	_cleanup_free_ char *t = sb_ascii_lower(task_id);
+
+	return sb_xasprintf("%s/tool/%s:%s", cli_registry(), t, PACKAGE_VERSION);
+}
+
+char *
+image_agent(const struct agent_info *a, const char *task_id)
+{
+	_cleanup_free_ char *t = sb_ascii_lower(task_id);
+
+	return sb_xasprintf("%s/agent-%s/%s:%s", cli_registry(), a->name, t, a->version);
+}
+
+/* Collect the regular files below rel (sorted walk). */
+static int
+collect_files(int dirfd, const char *rel, struct sb_argv *out, struct sb_error **err)
+{
+	char **names = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	if (sb_list_dir_at(dirfd, *rel ? rel : ".", SB_TASK_FILES_MAX, &names, &n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		_cleanup_free_ char *p = *rel ? sb_xasprintf("%s/%s", rel, names[i])
+					      : sb_xstrdup(names[i]);
+		struct stat st;
+
+		if (sb_lstat_at(dirfd, p, &st, NULL) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			r = collect_files(dirfd, p, out, err);
+		else if (S_ISREG(st.st_mode))
+			sb_argv_push(out, p);
+		if (out->n > SB_TASK_FILES_MAX)
+			r = sb_error_set(err, E2BIG, "more than %d files", SB_TASK_FILES_MAX);
+	}
+	sb_strv_free(names);
+	return r;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+task_files_digest(const char *task_dir, char out[65], struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv files = SB_ARGV_INIT;
+	_cleanup_close_ int fd = sb_open_dir(task_dir, err);
+	struct sb_sha256 s;
+	unsigned char d[32];
+
+	if (fd < 0 || collect_files(fd, "", &files, err) < 0)
+		return -1;
+	if (files.n > 1)
+		qsort(files.v, files.n, sizeof(char *), cmp_str);
+	sb_sha256_init(&s);
+	for (size_t i = 0; i < files.n; i++) {
+		char hex[65];
+
+		if (sb_sha256_file_at(fd, files.v[i], hex, err) < 0)
+			return -1;
+		sb_sha256_update(&s, files.v[i], strlen(files.v[i]) + 1); /* with its NUL */
+		sb_sha256_update(&s, hex, 64);
+		sb_sha256_update(&s, "\n", 1);
+	}
+	sb_sha256_final(&s, d);
+	sb_sha256_to_hex(d, out);
+	return 0;
+}
+
+int
+agent_load(const char *home, const char *name, struct agent_info *ret, struct sb_error **err)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_CONFIG_FILE_MAX);
+	_cleanup_free_ char *dir = NULL, *df = NULL;
+	_cleanup_ynode_ struct sb_ynode *root = NULL;
+	_cleanup_close_ int fd = -1;
+	const struct sb_ynode *n, *v;
+	struct sb_yloc loc = { 0, 0 };
+	struct stat st;
+
+	if (!sb_name_valid(name))
+		return sb_error_set(err, EINVAL, "'%s' is not an agent name", name);
+	/* The home's agents/, then each directory of $SSEBENCH_AGENTS (colon-separated). */
+	dir = sb_xasprintf("%s/agents/%s", home, name);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		_cleanup_free_ char *extra = sb_xstrdup(cli_setting("SSEBENCH_AGENTS", ""));
+		char *save = NULL;
+
+		for (char *d = strtok_r(extra, ":", &save); d != NULL && fd < 0;
+		     d = strtok_r(NULL, ":", &save)) {
+			free(dir);
+			dir = sb_xasprintf("%s/%s", d, name);
+			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
+	}
+	if (fd < 0)
+		return sb_error_set(err, ENOENT,
+		    "no agent '%s' (looked in %s/agents and $SSEBENCH_AGENTS)", name, home);
+	if (sb_read_file_at(fd, "agent.yaml", 0, &b, err) < 0)
+		return sb_error_prefix(err, "agent '%s'", name);
+	if (sb_yaml_load(b.s, b.len, &root, &loc, err) < 0)
+		return sb_error_prefix(err, "%s/agent.yaml:%u:%u", dir, loc.line, loc.col);
+	if (root == NULL || root->kind != SB_YNODE_MAP)
+		return sb_error_set(err, EINVAL, "%s/agent.yaml: expected a mapping", dir);
+	for (size_t i = 0; i < root->n; i++)
+		if (strcmp(root->keys[i]->value, "name") != 0 &&
+		    strcmp(root->keys[i]->value, "version") != 0)
+			return sb_error_set(err, EINVAL, "%s/agent.yaml:%u:%u: unknown key '%s'", dir,
+			    root->keys[i]->line, root->keys[i]->col, root->keys[i]->value);
+	n = sb_ymap_get(root, "name");
+	if (n == NULL || n->kind != SB_YNODE_SCALAR || strcmp(n->value, name) != 0)
+		return sb_error_set(err, EINVAL, "%s/agent.yaml: name must be '%s'", dir, name);
+	v = sb_ymap_get(root, "version");
+	if (v != NULL && (v->kind != SB_YNODE_SCALAR || sb_ynode_is_null(v) || v->len == 0 ||
+			     strpbrk(v->value, " \t/:") != NULL))
+		return sb_error_set(err, EINVAL, "%s/agent.yaml: version must be a tag-like string",
+		    dir);
+	df = sb_xasprintf("%s/Dockerfile", dir);
+	if (stat(df, &st) < 0 || !S_ISREG(st.st_mode))
+		return sb_error_set(err, ENOENT, "agent '%s' has no Dockerfile", name);
+	ret->name = sb_xstrdup(name);
+	ret->version = sb_xstrdup(v != NULL ? v->value : PACKAGE_VERSION);
+	ret->dir = TAKE_PTR(dir);
+	return 0;
+}
+
+void
+agent_info_release(struct agent_info *a)
+{
+	free(a->name);
+	free(a->version);
+	free(a->dir);
+	memset(a, 0, sizeof(*a));
+}
+
+/* docker build with BuildKit, its output to the build log; a failure quotes the log's end. */
+static int
+build(const struct images *im, struct sb_argv *args, const char *what, const char *stdin_data,
+    struct sb_error **err)
+{
+	struct sb_cmd_result r;
+	double t0 = progress_clock();
+	int code;
+
+	if (!im->quiet)
+		progress("building %s", what);
+	if (docker_run(args, DOCKER_BUILDKIT | (im->log_fd < 0 ? DOCKER_CAPTURE : 0), im->log_fd,
+		stdin_data, stdin_data ? strlen(stdin_data) : 0, 0, &r, err) < 0)
+		return -1;
+	code = r.exit_code;
+	if (code != 0) {
+		sb_buf_rtrim(&r.err);
+		sb_error_set(err, EIO, "building %s failed (docker exit %d)%s%s", what, code,
+		    r.err.len ? ": " : "",
+		    r.err.len > 2000 ? r.err.s + r.err.len - 2000 : r.err.s);
+	}
+	sb_cmd_result_release(&r);
+	if (code != 0)
+		return -1;
+	if (!im->quiet)
+		progress("built %s (%.1f s)", what, progress_clock() - t0);
+	return 0;
+}
+
+int
+images_build_base(const struct images *im, const char *lang, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *dir = sb_xasprintf("%s/images/base-images/generic-%s", im->home, lang);
+	_cleanup_free_ char *rootfs = image_rootfs(), *what = NULL;
+	struct stat st;
+
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return sb_error_set(err, ENOENT, "no base image definition for '%s' (%s)", lang, dir);
+	if (!docker_image_exists(rootfs))
+		return sb_error_set(err, ENOENT,
+		    "the base rootfs image %s is missing: run scripts/docker-up", rootfs);
+	what = sb_xasprintf("base image %s/base-generic-%s:%s", cli_registry(), lang,
+	    PACKAGE_VERSION);
+	sb_argv_pushl(&a, "build", "--progress=plain", "--build-arg", NULL);
+	sb_argv_pushf(&a, "SSEBENCH_REGISTRY=%s", cli_registry());
+	sb_argv_push(&a, "-t");
+	sb_argv_pushf(&a, "%s/base-generic-%s:%s", cli_registry(), lang, PACKAGE_VERSION);
+	sb_argv_push(&a, "-t");
+	sb_argv_pushf(&a, "%s/base-generic-%s:latest", cli_registry(), lang);
+	sb_argv_push(&a, dir);
+	return build(im, &a, what, NULL, err);
+}
+
+int
+images_ensure_base(const struct images *im, const char *base, struct sb_error **err)
+{
+	_cleanup_free_ char *name = image_base(base);
+	const char *lang;
+
+	if (docker_image_exists(name))
+		return 0;
+	if (strncmp(base, "base-generic-", 13) != 0)
+		return sb_error_set(err, ENOENT, "the base image %s is missing and is not one "
+						 "SSEBench builds",
+		    name);
+	/* base-generic-<lang>:<tag>: SSEBench builds its own version of it. */
+	lang = base + 13;
+	{
+		_cleanup_free_ char *l = sb_xstrndup(lang, strcspn(lang, ":"));
+		_cleanup_free_ char *want = sb_xasprintf("base-generic-%s:%s", l, PACKAGE_VERSION);
+
+		if (strcmp(want, base) != 0 && strchr(base, ':') != NULL &&
+		    strcmp(strchr(base, ':') + 1, "latest") != 0)
+			return sb_error_set(err, ENOENT,
+			    "the task wants %s, which this SSEBench (%s) does not build", name,
+			    PACKAGE_VERSION);
+		if (!im->quiet)
+			progress("base image %s is missing", name);
+		return images_build_base(im, l, err);
+	}
+}
+
+int
+images_build_case(const struct images *im, const char *dataset_dir, const char *dataset,
+    const struct sb_task *t, const char *digest, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *name = image_case(dataset, t->name);
+	_cleanup_free_ char *dir = sb_xasprintf("%s/%s", dataset_dir, t->name);
+	_cleanup_free_ char *what = sb_xasprintf("case image %s", name);
+
+	sb_argv_pushl(&a, "build", "--progress=plain", "--build-arg", NULL);
+	sb_argv_pushf(&a, "SSEBENCH_REGISTRY=%s", cli_registry());
+	sb_argv_pushl(&a, "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.task-files=%s", digest);
+	sb_argv_pushl(&a, "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.task-id=%s", t->name);
+	sb_argv_pushl(&a, "-t", name, dir, NULL);
+	return build(im, &a, what, NULL, err);
+}
+
+int
+images_build_runtime(const struct images *im, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *name = image_runtime();
+	_cleanup_free_ char *df = sb_xasprintf("%s/images/runtime/Dockerfile", im->home);
+	_cleanup_free_ char *what = sb_xasprintf("runtime image %s", name);
+
+	sb_argv_pushl(&a, "build", "--progress=plain", "--build-arg", NULL);
+	sb_argv_pushf(&a, "SSEBENCH_REGISTRY=%s", cli_registry());
+	sb_argv_pushl(&a, "-f", df, "-t", name, im->home, NULL);
+	return build(im, &a, what, NULL, err);
+}
+
+int
+images_build_tool(const struct images *im, const struct sb_task *t, const char *case_image,
+    struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *name = image_tool(t->name), *runtime = image_runtime();
+	_cleanup_free_ char *dir = sb_xasprintf("%s/images/sandbox", im->home);
+	_cleanup_free_ char *what = sb_xasprintf("tool image %s", name);
+
+	sb_argv_pushl(&a, "build", "--progress=plain", "--build-arg", NULL);
+	sb_argv_pushf(&a, "CASE_IMAGE=%s", case_image);
+	sb_argv_push(&a, "--build-arg");
+	sb_argv_pushf(&a, "RUNTIME_IMAGE=%s", runtime);
+	sb_argv_push(&a, "--build-arg");
+	sb_argv_pushf(&a, "SOURCE_DIR=%s", t->config->source.s);
+	sb_argv_pushl(&a, "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.task-id=%s", t->name);
+	sb_argv_pushl(&a, "-t", name, dir, NULL);
+	return build(im, &a, what, NULL, err);
+}
+
+/*
+ * The agent's Dockerfile starts FROM ssebench-agent (the upstream contract). Without
+ * --build-context we point that name at this task's tool image by rewriting the FROM line
+ * in a copy fed on stdin: two runs building agent images for different tasks at once then
+ * never share (and race on) a tag.
+ */
+static char *
+rewrite_agent_from(const char *text, const char *tool_image, bool *ret_found)
+{
+	struct sb_buf out = SB_BUF_INIT(SB_DOCKERFILE_MAX * 2);
+	const char *p = text;
+
+	*ret_found = false;
+	while (*p != '\0') {
+		const char *nl = strchr(p, '\n'), *q = p;
+		size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (strncasecmp(q, "FROM", 4) == 0 && (q[4] == ' ' || q[4] == '\t')) {
+			const char *img = q + 4, *end;
+
+			while (*img == ' ' || *img == '\t')
+				img++;
+			end = img + strcspn(img, " \t\r\n");
+			if ((size_t)(end - img) == 14 && strncmp(img, "ssebench-agent", 14) == 0) {
+				(void)sb_buf_append(&out, p, (size_t)(img - p), NULL);
+				(void)sb_buf_appends(&out, tool_image, NULL);
+				(void)sb_buf_append(&out, end, len - (size_t)(end - p), NULL);
+				*ret_found = true;
+				p += len;
+				continue;
+			}
+		}
+		(void)sb_buf_append(&out, p, len, NULL);
+		p += len;
+	}
+	return sb_buf_detach(&out, NULL);
+}
+
+int
+images_build_agent(const struct images *im, const struct agent_info *ag,
+    const struct sb_task *t, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_buf_ struct sb_buf df = SB_BUF_INIT(SB_DOCKERFILE_MAX);
+	_cleanup_free_ char *name = image_agent(ag, t->name), *tool = image_tool(t->name);
+	_cleanup_free_ char *text = NULL, *what = sb_xasprintf("agent image %s", name);
+	_cleanup_close_ int fd = sb_open_dir(ag->dir, err);
+	bool found;
+
+	if (fd < 0 || sb_read_file_at(fd, "Dockerfile", 0, &df, err) < 0)
+		return sb_error_prefix(err, "agent '%s'", ag->name);
+	text = rewrite_agent_from(df.s, tool, &found);
+	if (!found)
+		return sb_error_set(err, EINVAL, "%s/Dockerfile does not start FROM ssebench-agent",
+		    ag->dir);
+	sb_argv_pushl(&a, "build", "--progress=plain", "-f", "-", "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.agent=%s", ag->name);
+	sb_argv_pushl(&a, "-t", name, ag->dir, NULL);
+	return build(im, &a, what, text, err);
+}

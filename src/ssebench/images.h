@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * images.h: the four image layers (image-layers.txt): base -> case -> tool -> agent, plus
+ * the runtime image the tool layer copies the C programs from. Every name is under
+ * $SSEBENCH_REGISTRY; local images only (no registry is assumed).
+ */
+#ifndef SSEBENCH_IMAGES_H
+#define SSEBENCH_IMAGES_H
+
+#include "sb/error.h"
+#include "sb/taskdir.h"
+
+struct images {
+	const char *home;   /* the checkout: images/, agents/ */
+	int log_fd;	    /* build output goes here (-1: discarded) */
+	bool quiet;	    /* no progress lines */
+};
+
+struct agent_info {
+	char *name;
+	char *version; /* agent.yaml's version, or the SSEBench version */
+	char *dir;
+};
+
+/* Image names. */
+char *image_rootfs(void);
+char *image_base(const char *base);		/* "base-generic-c:0.1.0" */
+char *image_case(const char *dataset, const char *task_id);
+char *image_runtime(void);
+char *image_tool(const char *task_id);
+char *image_agent(const struct agent_info *a, const char *task_id);
+
+/* SHA-256 over "<path>\0<sha256 of the file>\n" for every regular file of the task
+ * folder, in path order (upstream §2.5): the ssebench.task-files label. */
+int task_files_digest(const char *task_dir, char out[65], struct sb_error **err);
+
+/* agents/<name>/agent.yaml: {name: <name>, version?: <string>}, strictly. */
+int agent_load(const char *home, const char *name, struct agent_info *ret, struct sb_error **err);
+void agent_info_release(struct agent_info *a);
+
+/* Builds; each prints a progress line with its time unless quiet. */
+int images_build_base(const struct images *im, const char *lang, struct sb_error **err);
+/* Build the base image a task needs if it is missing. */
+int images_ensure_base(const struct images *im, const char *base, struct sb_error **err);
+int images_build_case(const struct images *im, const char *dataset_dir, const char *dataset,
+    const struct sb_task *t, const char *digest, struct sb_error **err);
+int images_build_runtime(const struct images *im, struct sb_error **err);
+int images_build_tool(const struct images *im, const struct sb_task *t, const char *case_image,
+    struct sb_error **err);
+int images_build_agent(const struct images *im, const struct agent_info *a,
+    const struct sb_task *t, struct sb_error **err);
+
+/* "[  12.3 s] msg" progress lines on stderr, timed from the first one. */
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+double progress_clock(void);
+
+#endif
