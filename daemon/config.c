@@ -236,15 +236,21 @@ dconf_load(struct dconf *c, struct sb_error **err)
 		c->http_port = 0;
 	v = secure_getenv("SSE_DAEMON_TOKEN");
 	c->token = v != NULL && *v != '\0' ? sb_xstrdup(v) : NULL;
-	c->build_timeout = (unsigned)env_limit("SSE_BUILD_TIMEOUT", 3600, 86400);
-	c->test_timeout = (unsigned)env_limit("SSE_TEST_TIMEOUT", 3600, 86400);
-	c->poc_timeout = (unsigned)env_limit("SSE_POC_TIMEOUT", 600, 86400);
-	c->bash_timeout = (unsigned)env_limit("SSE_BASH_TIMEOUT", 600, 86400);
-	c->bash_timeout_max = (unsigned)env_limit("SSE_BASH_TIMEOUT_MAX", 3600, 86400);
+	c->build_timeout = (unsigned)env_limit("SSE_BUILD_TIMEOUT", SB_DAEMON_BUILD_TIMEOUT_S,
+	    SB_DAEMON_TIMEOUT_CEILING_S);
+	c->test_timeout = (unsigned)env_limit("SSE_TEST_TIMEOUT", SB_DAEMON_TEST_TIMEOUT_S,
+	    SB_DAEMON_TIMEOUT_CEILING_S);
+	c->poc_timeout = (unsigned)env_limit("SSE_POC_TIMEOUT", SB_DAEMON_POC_TIMEOUT_S,
+	    SB_DAEMON_TIMEOUT_CEILING_S);
+	c->bash_timeout = (unsigned)env_limit("SSE_BASH_TIMEOUT", SB_DAEMON_BASH_TIMEOUT_S,
+	    SB_DAEMON_TIMEOUT_CEILING_S);
+	c->bash_timeout_max = (unsigned)env_limit("SSE_BASH_TIMEOUT_MAX",
+	    SB_DAEMON_BASH_TIMEOUT_MAX_S, SB_DAEMON_TIMEOUT_CEILING_S);
 	if (c->bash_timeout > c->bash_timeout_max)
 		c->bash_timeout = c->bash_timeout_max;
-	c->output_cap = (size_t)env_limit("SSE_OUTPUT_CAP", 1024 * 1024, 64 * 1024 * 1024);
-	c->runner_nproc = (unsigned)env_limit("SSE_RUNNER_NPROC", 4096, 1 << 20);
+	c->output_cap = (size_t)env_limit("SSE_OUTPUT_CAP", SB_DAEMON_OUTPUT_CAP,
+	    SB_DAEMON_OUTPUT_CAP_MAX);
+	c->runner_nproc = (unsigned)env_limit("SSE_RUNNER_NPROC", SB_DAEMON_RUNNER_NPROC, 1 << 20);
 
 	/* Three distinct users; none of them root. */
 	agent = env_or("SSE_AGENT_USER", "model");

@@ -2,7 +2,7 @@
 # tests/lib.sh: TAP helpers shared by every shell suite (integration, docker, e2e, ...).
 #
 # Each test script sources this file, calls `plan N` (or `plan_lazy` and `done_testing`),
-# then reports each named check with `ok`, `is`, `like` or `fails`. automake's tap-driver
+# then reports each named check with `ok`, `is`, `like` or `unlike`. automake's tap-driver
 # turns the TAP stream into PASS/FAIL/SKIP lines and totals.
 #
 # A suite that cannot get what it needs (Docker, root) calls `skip_all REASON`: that prints

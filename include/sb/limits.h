@@ -3,7 +3,8 @@
  * limits.h: every bound on untrusted input, in one place (STYLE.md rule 16).
  *
  * A parser takes its limit from here by name, so a reviewer can see at a glance what any
- * input may cost. docs/limits.md lists them.
+ * input may cost. docs/limits.md is generated from them (tools/limits-doc.c): a constant
+ * added here goes into that program's table too, or `make check` fails.
  */
 #ifndef SB_LIMITS_H
 #define SB_LIMITS_H
@@ -61,5 +62,16 @@
 
 /* Grading */
 #define SB_GRADE_ERROR_LOG_MAX	      (64 * 1024) /* result.json's error_log (its end is kept) */
+
+/* Daemon tools (a task script or a bash call: a bad environment value gives the default) */
+#define SB_DAEMON_BUILD_TIMEOUT_S     3600	 /* SSE_BUILD_TIMEOUT: build.sh */
+#define SB_DAEMON_TEST_TIMEOUT_S      3600	 /* SSE_TEST_TIMEOUT: test.sh */
+#define SB_DAEMON_POC_TIMEOUT_S	      600	 /* SSE_POC_TIMEOUT: one PoC run */
+#define SB_DAEMON_BASH_TIMEOUT_S      600	 /* SSE_BASH_TIMEOUT: one bash call's default */
+#define SB_DAEMON_BASH_TIMEOUT_MAX_S  3600	 /* SSE_BASH_TIMEOUT_MAX: what a call may ask */
+#define SB_DAEMON_TIMEOUT_CEILING_S   86400	 /* no tool time limit may be set above this */
+#define SB_DAEMON_OUTPUT_CAP	      (1024 * 1024) /* SSE_OUTPUT_CAP: bytes of tool output kept */
+#define SB_DAEMON_OUTPUT_CAP_MAX      (64 * 1024 * 1024) /* the most SSE_OUTPUT_CAP may be */
+#define SB_DAEMON_RUNNER_NPROC	      4096	 /* SSE_RUNNER_NPROC: processes of the runner */
 
 #endif
