@@ -207,7 +207,9 @@ dispatch(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
 		return respond_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
 	switch (rt->local) {
 	case LOCAL_VERSION: {
-		json_auto_t *j = json_pack("{s:s}", "version", PACKAGE_VERSION);
+		/* The level in force, so the entrypoint can check the gate it started. */
+		json_auto_t *j = json_pack("{s:s, s:i}", "version", PACKAGE_VERSION, "difficulty",
+		    (int)c->difficulty);
 
 		return respond_json(conn, MHD_HTTP_OK, j);
 	}

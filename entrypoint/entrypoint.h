@@ -18,6 +18,7 @@
 #include "sb/error.h"
 #include "sb/log.h"
 #include "sb/priv.h"
+#include "sb/verdict.h"
 
 /* Bounds of the values read from the environment (a bad value falls back to the default). */
 #define EP_TIMEOUT_DEFAULT_S	    3600
@@ -44,6 +45,17 @@ struct ep_config {
 	uint64_t timeout_s;  /* TIMEOUT: the agent's wall-clock limit */
 	uint64_t daemon_timeout_s;
 	bool keep_alive;     /* SSE_KEEP_ALIVE=1 */
+	/* What the run claims, and where the hidden material is (isolation.c). */
+	char *bench_path;    /* SSE_BENCH_PATH: the task files */
+	char *repo_path;     /* SSE_REPO_PATH: the pristine repository */
+	char *runner_dir;    /* SSE_RUNNER_DIR: the runner's staging area */
+	char *daemon_state;  /* SSE_DAEMON_STATE: the daemon's private state */
+	char *reference_path; /* SSE_REFERENCE_PATH: the reference agent's mount */
+	char *net_gateway;   /* SSE_NET_GATEWAY: the host's address on the run's network */
+	char *net_canary;    /* SSE_NET_CANARY: an address only a way out reaches */
+	bool egress_restricted; /* SSE_EGRESS is not "open" */
+	bool reference_run;  /* SSE_REFERENCE_RUN=1 */
+	bool isolation_enforced; /* SSE_ISOLATION is not "record" */
 };
 
 /* A child we started. pid stays set after it exits, for messages. */
@@ -85,6 +97,8 @@ struct ep {
 	bool phase_ended;	   /* the agent phase has been ended (done once) */
 	bool stopping;		   /* in ep_cleanup: children exiting is expected */
 	uint64_t t0;		   /* start time (CLOCK_MONOTONIC, ms) */
+	char *self_exe;		   /* our own binary, run again as the isolation probe */
+	struct sb_iso_record iso;  /* what the isolation checks saw (isolation.c) */
 	struct ep_child daemon, agent, evaluator;
 };
 
@@ -100,6 +114,20 @@ uint64_t ep_now_ms(void);
  * directory fds that never follows a link and only changes what the agent owns.
  */
 int ep_archive_give_back(struct ep *ep, struct sb_error **err);
+
+/* isolation.c */
+
+/* `ssebench-entrypoint --isolation-probe ROLE PHASE`: the probe, run as ROLE. */
+int ep_isolation_probe_main(int argc, char **argv);
+/*
+ * Establish the run's isolation for phase ph: probe as the agent and as the runner, check
+ * the reference mount, record everything in ep->iso and isolation.json. True when every
+ * claimed property held in every phase so far; false (each failure logged) otherwise.
+ */
+bool ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph);
+/* result.json for a run that will not be scored: status error, every failure named. */
+void ep_write_unscored_result(struct ep *ep, enum sb_iso_phase ph,
+    const struct ep_agent_result *ar);
 
 /* supervise.c */
 

@@ -146,7 +146,12 @@ load_config(struct ep_config *c, struct sb_error **err)
 	    env_path("SSE_EVALUATOR_BIN", "/opt/ssebench/bin/ssebench-evaluator", &c->evaluator_bin,
 		err) < 0 ||
 	    env_path("SSE_SECRETS_FILE", "/run/ssebench-secrets/run.env", &c->secrets_file,
-		err) < 0)
+		err) < 0 ||
+	    env_path("SSE_BENCH_PATH", "/ssebench", &c->bench_path, err) < 0 ||
+	    env_path("SSE_REPO_PATH", "/ssebench-repo", &c->repo_path, err) < 0 ||
+	    env_path("SSE_RUNNER_DIR", "/var/lib/ssebench-runner", &c->runner_dir, err) < 0 ||
+	    env_path("SSE_DAEMON_STATE", "/var/lib/ssebench-daemon", &c->daemon_state, err) < 0 ||
+	    env_path("SSE_REFERENCE_PATH", "/reference/patch.diff", &c->reference_path, err) < 0)
 		return -1;
 	c->agent_user = env_str("SSE_AGENT_USER", "model");
 	c->runner_user = env_str("SSE_RUNNER_USER", "sse-runner");
@@ -155,6 +160,18 @@ load_config(struct ep_config *c, struct sb_error **err)
 	c->daemon_timeout_s = env_seconds("SSE_DAEMON_TIMEOUT", EP_DAEMON_TIMEOUT_DEFAULT_S);
 	v = secure_getenv("SSE_KEEP_ALIVE");
 	c->keep_alive = v != NULL && strcmp(v, "1") == 0;
+	/*
+	 * What the run claims. Each default claims the most, so a missing variable can only
+	 * make a run harder to score, never easier (fail-closed-verdict).
+	 */
+	v = secure_getenv("SSE_EGRESS");
+	c->egress_restricted = v == NULL || strcmp(v, "open") != 0;
+	v = secure_getenv("SSE_REFERENCE_RUN");
+	c->reference_run = v != NULL && strcmp(v, "1") == 0;
+	v = secure_getenv("SSE_ISOLATION");
+	c->isolation_enforced = v == NULL || strcmp(v, "record") != 0;
+	c->net_gateway = env_str("SSE_NET_GATEWAY", NULL);
+	c->net_canary = env_str("SSE_NET_CANARY", NULL);
 	/*
 	 * The results directory's parent becomes 0700 root (setup_results), so nothing the
 	 * agent needs may live below it: refuse the configuration rather than lock it out.
@@ -627,6 +644,9 @@ main(int argc, char **argv)
 	struct sb_error *err = NULL;
 	int argi = 1, r;
 
+	/* The isolation probe (isolation.c) is this binary run again, without privileges. */
+	if (argc > 1 && strcmp(argv[1], "--isolation-probe") == 0)
+		return ep_isolation_probe_main(argc, argv);
 	sb_log_init("entrypoint", SB_LOG_INFO, SB_LOG_TIMESTAMPS | SB_LOG_LEVELS);
 	sb_log_set_fd(STDOUT_FILENO);
 	if (argi < argc && strcmp(argv[argi], "--version") == 0) {
@@ -666,6 +686,17 @@ main(int argc, char **argv)
 			sb_log_set_level(SB_LOG_DEBUG);
 	}
 
+	{
+		char exe[SB_PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (n <= 0) {
+			ep_log(SB_LOG_ERROR, "cannot find our own binary (/proc/self/exe)");
+			return SB_EXIT_FAILURE;
+		}
+		exe[n] = '\0';
+		ep.self_exe = sb_xstrdup(exe);
+	}
 	if (geteuid() != 0) {
 		ep_log(SB_LOG_ERROR, "must run as root: it runs the agent under its own uid");
 		return SB_EXIT_FAILURE;
@@ -692,11 +723,24 @@ main(int argc, char **argv)
 
 	if (ep_start_daemon(&ep, &err) < 0)
 		return fail(&ep, &err);
+	/*
+	 * A run that cannot establish its isolation is not scored, so the agent does not run
+	 * (fail-closed-verdict): its result names every property that failed.
+	 */
+	if (!ep_isolation_establish(&ep, SB_ISO_BEFORE_AGENT) && ep.cfg.isolation_enforced) {
+		ep_write_unscored_result(&ep, SB_ISO_BEFORE_AGENT, NULL);
+		return fail(&ep, NULL);
+	}
 	r = ep_run_agent(&ep, &ar, &err);
 	if (r != 0)
 		return fail(&ep, &err); /* a harness failure, or a stop signal */
 	ep_end_agent_phase(&ep);
-	if (ep.stop_signal != 0 || ep_run_evaluator(&ep, &ar) != 0)
+	if (ep.stop_signal != 0)
+		return fail(&ep, NULL);
+	/* Again before grading: what the agent did must not have opened a way in. */
+	if (!ep_isolation_establish(&ep, SB_ISO_BEFORE_GRADING) && ep.cfg.isolation_enforced)
+		ep_write_unscored_result(&ep, SB_ISO_BEFORE_GRADING, &ar);
+	else if (ep_run_evaluator(&ep, &ar) != 0)
 		return fail(&ep, NULL);
 	if (ep.cfg.keep_alive) {
 		ep_keep_alive(&ep);

@@ -36,6 +36,7 @@
 #include "cli.h"
 #include "docker.h"
 #include "images.h"
+#include "network.h"
 #include "run.h"
 
 struct run_opts {
@@ -154,82 +155,6 @@ mkdir_p(const char *path, mode_t mode, struct sb_error **err)
 	return 0;
 }
 
-/* <project>_default (bridge) or <project>_agents (internal, host guarded). */
-static int
-ensure_network(const char *name, bool internal, struct sb_error **err)
-{
-	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
-	char hex[65], bridge[16];
-
-	sb_argv_pushl(&a, "network", "inspect", "--format", "{{.Internal}}", name, NULL);
-	if (docker_output(&a, NULL, NULL) == 0)
-		goto guard;
-	sb_argv_release(&a);
-	sb_argv_pushl(&a, "network", "create", "--label", "ssebench.network=1", NULL);
-	if (internal) {
-		/* A named bridge, so the host guard below can name it (at most 15 bytes). */
-		sb_sha256_hex(name, strlen(name), hex);
-		snprintf(bridge, sizeof(bridge), "sse-int%.8s", hex);
-		sb_argv_pushl(&a, "--internal", "-o", NULL);
-		sb_argv_pushf(&a, "com.docker.network.bridge.name=%s", bridge);
-	}
-	sb_argv_push(&a, name);
-	if (docker_output(&a, NULL, NULL) != 0)
-		return sb_error_set(err, EIO, "cannot create the network '%s'", name);
-	progress("created network %s%s", name, internal ? " (internal)" : "");
-guard:
-	if (internal) {
-		/*
-		 * An internal network still lets its containers reach the host itself through the
-		 * bridge's gateway address (docker-feasibility §4): traffic to the host goes
-		 * through INPUT, which Docker does not filter. One DROP rule per bridge closes it
-		 * (integrity-and-egress: "No internet by default").
-		 */
-		_cleanup_argv_ struct sb_argv q = SB_ARGV_INIT;
-		_cleanup_free_ char *br = NULL;
-		struct sb_cmd_result r;
-		struct sb_cmd cmd = SB_CMD_INIT;
-		char *check[] = { (char *)"iptables", (char *)"-C", (char *)"INPUT", (char *)"-i",
-			NULL, (char *)"-j", (char *)"DROP", NULL };
-		char *insert[] = { (char *)"iptables", (char *)"-I", (char *)"INPUT", (char *)"-i",
-			NULL, (char *)"-j", (char *)"DROP", NULL };
-		char *path = NULL;
-
-		sb_argv_pushl(&q, "network", "inspect", "--format",
-		    "{{index .Options \"com.docker.network.bridge.name\"}}", name, NULL);
-		if (docker_output(&q, &br, NULL) != 0 || br == NULL || *br == '\0' ||
-		    strcmp(br, "<no value>") == 0)
-			return sb_error_set(err, EIO,
-			    "the internal network '%s' has no named bridge; remove it and run again",
-			    name);
-		if (sb_cmd_find_program("iptables", "/usr/sbin:/sbin:/usr/bin:/bin", &path, err) < 0)
-			return sb_error_prefix(err, "guarding the host from '%s'", name);
-		check[4] = insert[4] = br;
-		cmd.path = path;
-		cmd.argv = check;
-		cmd.stdout_fd = cmd.stderr_fd = SB_CMD_DEVNULL;
-		if (sb_cmd_run(&cmd, &r, err) < 0) {
-			free(path);
-			return -1;
-		}
-		if (r.exit_code != 0) {
-			struct sb_cmd c2 = SB_CMD_INIT;
-			struct sb_cmd_result r2;
-
-			c2.path = path;
-			c2.argv = insert;
-			c2.stdout_fd = c2.stderr_fd = SB_CMD_DEVNULL;
-			if (sb_cmd_run(&c2, &r2, err) < 0 || r2.exit_code != 0) {
-				free(path);
-				return sb_error_set(err, EPERM,
-				    "cannot add the host guard for bridge '%s' (iptables)", br);
-			}
-		}
-		free(path);
-	}
-	return 0;
-}
-
 /* Copy a file out of an image (docker create + docker cp), e.g. the reference patch. */
 static int
 copy_from_image(const char *image, const char *src, const char *dst, struct sb_error **err)
@@ -266,6 +191,57 @@ write_text(const char *path, const char *text, mode_t mode, struct sb_error **er
 	if (fd < 0)
 		return -1;
 	return sb_write_file_atomic_at(fd, sb_path_basename(path), text, strlen(text), mode, err);
+}
+
+/*
+ * The isolation the entrypoint established (isolation.json), into result.json: a run is
+ * scored only if it says so for every phase and for the egress this run claimed. A missing
+ * or unreadable record is a failure like any other (fail-closed-verdict). An unscored
+ * result keeps what the evaluator said under "unscored_patch_result", for diagnosis, and
+ * its patch_result becomes an error naming every property that failed.
+ */
+static bool
+merge_isolation(int rfd, json_t *result, const char *egress)
+{
+	json_t *iso = NULL, *pr = json_object_get(result, "patch_result");
+	const char *tier, *claimed;
+	bool scored;
+
+	if (sb_json_load_file_at(rfd, "isolation.json", SB_JSON_FILE_MAX, &iso, NULL) < 0 ||
+	    !json_is_object(iso)) {
+		json_decref(iso);
+		iso = json_pack("{s:b, s:n, s:s, s:[s], s:{}}", "scored", 0, "tier", "egress", egress,
+		    "failed", "not_recorded", "phases");
+	}
+	tier = json_string_value(json_object_get(iso, "tier"));
+	claimed = json_string_value(json_object_get(iso, "egress"));
+	scored = json_is_true(json_object_get(iso, "scored")) &&
+	    json_array_size(json_object_get(iso, "failed")) == 0 && tier != NULL &&
+	    claimed != NULL && strcmp(claimed, egress) == 0 && strcmp(tier, egress) == 0 &&
+	    json_object_get(json_object_get(iso, "phases"), "before_grading") != NULL;
+	if (!scored && strcmp(json_string_value(json_object_get(pr, "status")) ?: "", "error") != 0) {
+		_cleanup_buf_ struct sb_buf names = SB_BUF_INIT(4096);
+		json_t *failed = json_object_get(iso, "failed"), *f, *err;
+		size_t i;
+
+		json_array_foreach (failed, i, f)
+			(void)sb_buf_appendf(&names, NULL, "%s%s", i ? ", " : "",
+			    json_string_value(f) ?: "?");
+		if (names.len == 0)
+			(void)sb_buf_appends(&names, "the record is inconsistent", NULL);
+		{
+			_cleanup_free_ char *msg =
+			    sb_xasprintf("Not scored: isolation not established: %s", names.s);
+
+			err = run_error_result(msg);
+		}
+		json_object_set(result, "unscored_patch_result", pr);
+		json_object_set(result, "patch_result", json_object_get(err, "patch_result"));
+		json_decref(err);
+	}
+	json_object_set_new(result, "isolation", iso);
+	json_object_set_new(result, "scored", json_boolean(scored));
+	return scored;
 }
 
 /* Point <dir>/latest at run_id (atomic: a new link renamed over the old one). */
@@ -320,13 +296,14 @@ do_run(struct run_opts *o)
 	_cleanup_free_ char *secrets_dir = NULL, *secrets = NULL, *ref = NULL, *net = NULL;
 	_cleanup_free_ char *mem = NULL, *cpus = NULL, *pids = NULL, *log_path = NULL;
 	_cleanup_free_ char *archive = NULL, *started_at = NULL, *container = NULL;
+	_cleanup_free_ char *gateway = NULL;
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	struct agent_info ag = { NULL, NULL, NULL };
 	struct sb_dataset *ds = NULL;
 	struct sb_task *task = NULL;
 	struct sb_error *err = NULL;
 	struct images im;
-	bool reference, interrupted = false;
+	bool reference, interrupted = false, scored = false, canary = false;
 	char digest[65];
 	int rc = SB_EXIT_FAILURE, code;
 	json_t *result = NULL;
@@ -424,8 +401,18 @@ do_run(struct run_opts *o)
 		goto fail;
 	}
 	net = sb_xasprintf("%s_%s", project, strcmp(o->egress, "open") == 0 ? "default" : "agents");
-	if (ensure_network(net, strcmp(o->egress, "open") != 0, &err) < 0)
+	if (net_ensure(net, strcmp(o->egress, "open") != 0, &err) < 0)
 		goto fail;
+	if (strcmp(o->egress, "open") != 0) {
+		gateway = net_gateway(net);
+		if (net_ensure_canary(&err) == 0) {
+			canary = true;
+		} else {
+			sb_log(SB_LOG_WARN, "%s: without it this run cannot show that it has no "
+					    "route out, and will not be scored", sb_error_message(err));
+			sb_error_release(&err);
+		}
+	}
 
 	/* --- 3. the run directory, secrets, the reference patch --- */
 	if (mkdir(run_dir, 0755) < 0) {
@@ -512,6 +499,17 @@ do_run(struct run_opts *o)
 		sb_argv_pushf(&a, "TIMEOUT=%llu", (unsigned long long)o->timeout);
 		sb_argv_push(&a, "-e");
 		sb_argv_pushf(&a, "SSE_KEEP_ALIVE=%d", o->keep ? 1 : 0);
+		/* What the run claims; the entrypoint establishes it or the run is not scored. */
+		sb_argv_push(&a, "-e");
+		sb_argv_pushf(&a, "SSE_EGRESS=%s", o->egress);
+		if (reference)
+			sb_argv_pushl(&a, "-e", "SSE_REFERENCE_RUN=1", NULL);
+		if (gateway != NULL) {
+			sb_argv_push(&a, "-e");
+			sb_argv_pushf(&a, "SSE_NET_GATEWAY=%s", gateway);
+		}
+		if (canary)
+			sb_argv_pushl(&a, "-e", "SSE_NET_CANARY=" NET_CANARY_ADDR, NULL);
 		sb_argv_push(&a, "-v");
 		sb_argv_pushf(&a, "%s:/var/lib/ssebench/results", abs != NULL ? abs : run_dir);
 	}
@@ -580,6 +578,7 @@ do_run(struct run_opts *o)
 		if (json_object_get(json_object_get(result, "patch_result"), "status") == NULL)
 			json_object_set_new(json_object_get(result, "patch_result"), "status",
 			    json_string(run_status_of(json_object_get(result, "patch_result"))));
+		scored = merge_isolation(rfd, result, o->egress);
 		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:[]}", "agent", o->agent,
 		    "model", o->model, "mode", "sandbox", "timeout", (json_int_t)o->timeout,
 		    "difficulty", (int)o->difficulty, "tool_layer", "sandbox", "egress", o->egress,
@@ -587,11 +586,12 @@ do_run(struct run_opts *o)
 		json_object_set(result, "config", cfg);
 		if (sb_json_write_atomic_at(rfd, "result.json", result, 0644, &err) < 0)
 			goto fail;
-		summary = json_pack("{s:o, s:O, s:O, s:O, s:f, s:s, s:s, s:[], s:{s:s, s:s, s:s}}",
+		summary = json_pack("{s:o, s:O, s:O, s:O, s:O, s:b, s:f, s:s, s:s, s:[], s:{s:s, s:s, s:s}}",
 		    "task", sb_task_config_to_json(task->config), "config", cfg, "patch_result",
 		    json_object_get(result, "patch_result"), "runtime_result",
 		    json_object_get(result, "runtime_result") ? json_object_get(result, "runtime_result")
 							       : json_null(),
+		    "isolation", json_object_get(result, "isolation"), "scored", scored,
 		    "spend", 0.0, "run_id", o->run_id, "started_at", started_at, "plugin_results",
 		    "images", "case", case_image, "agent", agent_image, "case_task_files", digest);
 		json_decref(cfg);
@@ -640,8 +640,13 @@ do_run(struct run_opts *o)
 		printf("\n");
 		if (msg != NULL)
 			printf("%s: %s\n", status ? status : "?", msg);
+		if (!scored && !interrupted)
+			printf("NOT SCORED: this run could not establish its isolation; see "
+			       "isolation.json\n");
 		printf("results: %s\n", run_dir);
+		/* An unscored run is the harness's failure, not the agent's: never exit 0. */
 		rc = interrupted ? SB_EXIT_INTERRUPTED
+			: !scored ? SB_EXIT_FAILURE
 			: (o->require_pass && (status == NULL || strcmp(status, "passed") != 0))
 			? SB_EXIT_FAILURE
 			: SB_EXIT_OK;

@@ -428,7 +428,7 @@ scan_summaries(const char *dir, unsigned depth, json_t *out)
 			cfg = json_object_get(s, "config");
 			pr = json_object_get(s, "patch_result");
 			json_array_append_new(out,
-			    json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s}",
+			    json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s, s:b, s:O?}",
 				"run_id", json_object_get(s, "run_id"), "task",
 				json_object_get(json_object_get(s, "task"), "id"), "model",
 				json_object_get(cfg, "model"), "agent", json_object_get(cfg, "agent"),
@@ -436,7 +436,12 @@ scan_summaries(const char *dir, unsigned depth, json_t *out)
 				json_object_get(cfg, "egress"), "reference_run",
 				json_object_get(cfg, "reference_run"), "status",
 				json_object_get(pr, "status"), "started_at",
-				json_object_get(s, "started_at"), "dir", dir));
+				json_object_get(s, "started_at"), "dir", dir, "scored",
+				/* A summary without the record (older, or cut short) is not scored. */
+				json_is_true(json_object_get(s, "scored")), "tier",
+				json_is_true(json_object_get(s, "scored"))
+				    ? json_object_get(json_object_get(s, "isolation"), "tier")
+				    : NULL));
 			json_decref(s);
 		}
 	}
@@ -486,26 +491,70 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 		json_array_append(sorted, v[i]);
 	free(v);
 	json_decref(found);
-	if (as_json) {
-		json_t *out = json_pack("{s:O}", "runs", sorted);
+	/*
+	 * Runs are compared only within a tier (fail-closed-verdict): restricted runs, open
+	 * runs (the agent could reach the internet: a measurement of something else), and
+	 * runs that could not establish their isolation, which have no score at all.
+	 */
+	{
+		static const struct {
+			const char *tier, *title;
+		} groups[] = {
+			{ "restricted", "restricted egress" },
+			{ "open", "open egress: NOT comparable with restricted runs" },
+			{ NULL, "not scored: isolation not established" },
+		};
+		json_t *counts = json_object();
+		bool any_header = false;
 
-		print_json(out);
-		json_decref(out);
-	} else {
-		/* Open-egress runs are marked: they must not be compared with restricted ones. */
-		printf("%-28s %-8s %-30s %-12s %-20s %s\n", "RUN", "STATUS", "TASK", "AGENT", "MODEL",
-		    "NOTES");
-		json_array_foreach (sorted, i, e) {
-			const char *eg = json_string_value(json_object_get(e, "egress"));
+		for (size_t g = 0; g < SB_ARRAY_SIZE(groups); g++) {
+			size_t runs = 0, passed = 0;
+			bool header = false;
 
-			printf("%-28s %-8s %-30s %-12s %-20s %s%s\n",
-			    json_string_value(json_object_get(e, "run_id")) ?: "?",
-			    json_string_value(json_object_get(e, "status")) ?: "?",
-			    json_string_value(json_object_get(e, "task")) ?: "?",
-			    json_string_value(json_object_get(e, "agent")) ?: "?",
-			    json_string_value(json_object_get(e, "model")) ?: "?",
-			    json_is_true(json_object_get(e, "reference_run")) ? "reference " : "",
-			    eg != NULL && strcmp(eg, "open") == 0 ? "egress=open" : "");
+			json_array_foreach (sorted, i, e) {
+				const char *tier = json_string_value(json_object_get(e, "tier"));
+				const char *st = json_string_value(json_object_get(e, "status"));
+
+				if (groups[g].tier == NULL ? tier != NULL
+							   : tier == NULL || strcmp(tier, groups[g].tier) != 0)
+					continue;
+				runs++;
+				if (groups[g].tier != NULL && st != NULL && strcmp(st, "passed") == 0)
+					passed++;
+				if (as_json)
+					continue;
+				if (!header) {
+					printf("%s-- %s --\n", any_header ? "\n" : "",
+					    groups[g].title);
+					any_header = true;
+					printf("%-28s %-8s %-30s %-12s %-20s %s\n", "RUN", "STATUS",
+					    "TASK", "AGENT", "MODEL", "NOTES");
+					header = true;
+				}
+				printf("%-28s %-8s %-30s %-12s %-20s %s\n",
+				    json_string_value(json_object_get(e, "run_id")) ?: "?",
+				    groups[g].tier == NULL ? "unscored" : st ?: "?",
+				    json_string_value(json_object_get(e, "task")) ?: "?",
+				    json_string_value(json_object_get(e, "agent")) ?: "?",
+				    json_string_value(json_object_get(e, "model")) ?: "?",
+				    json_is_true(json_object_get(e, "reference_run")) ? "reference" : "");
+			}
+			if (groups[g].tier != NULL)
+				json_object_set_new(counts, groups[g].tier,
+				    json_pack("{s:I, s:I}", "runs", (json_int_t)runs, "passed",
+					(json_int_t)passed));
+			else
+				json_object_set_new(counts, "unscored", json_integer((json_int_t)runs));
+			if (!as_json && header && groups[g].tier != NULL)
+				printf("%zu run%s, %zu passed\n", runs, runs == 1 ? "" : "s", passed);
+		}
+		if (as_json) {
+			json_t *out = json_pack("{s:O, s:o}", "runs", sorted, "tiers", counts);
+
+			print_json(out);
+			json_decref(out);
+		} else {
+			json_decref(counts);
 		}
 	}
 	json_decref(sorted);

@@ -119,7 +119,10 @@ ep_env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	SSE_AGENT_USER="$AGENT_USER" SSE_RUNNER_USER="$RUNNER_USER" SSE_DAEMON_USER="$DAEMON_USER"
 	SSE_RESULTS="$R" SSE_ARCHIVE="$D/archive" SSE_SOURCE="$D/src" SSE_DAEMON_TIMEOUT=30
 	SSE_DAEMON_BIN="$DAEMON" SSE_EVALUATOR_BIN="$B/evaluator" SSE_SECRETS_FILE="$SECRETS"
-	VICTIM="$VICTIM" VICTIM_DIR="$VICTIM_DIR")
+	VICTIM="$VICTIM" VICTIM_DIR="$VICTIM_DIR"
+	# The host has a route out: these runs claim no network isolation (the isolation
+	# checks below claim it on purpose, and never name an address to try).
+	SSE_EGRESS=open)
 
 # A fresh archive for each run, owned by root (so the hand-back is visible).
 reset_archive() {
@@ -410,6 +413,85 @@ else
 	ok 1 "the background run reached keep-alive"
 	diag "$(cat "$SB_TMP/ep.out")"
 fi
+# --- isolation: established before the agent and before grading, or the run is not scored ----
+jget() { # FILE EXPR: a Python expression over the JSON document d
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>&1
+}
+if command -v python3 >/dev/null; then
+	run_ep -- "$B/probe"
+	is "$ep_rc" 0 "isolation: a sound run exits 0"
+	is "$(jget "$R/isolation.json" '(d["scored"], d["tier"], d["egress"], d["failed"])')" \
+		"(True, 'open', 'open', [])" "isolation: every claimed property held; tier open (egress open)"
+	is "$(jget "$R/isolation.json" '" ".join(sorted(d["phases"]))')" "before_agent before_grading" \
+		"isolation: checked before the agent and before grading"
+	is "$(jget "$R/isolation.json" '[d["phases"]["before_agent"][p]["status"] for p in ("agent_identity", "runner_identity", "no_capabilities", "no_new_privs", "seccomp", "task_files_hidden", "pristine_repo_hidden", "results_hidden", "single_commit", "difficulty_gate", "reference_mount")]')" \
+		"['held', 'held', 'held', 'held', 'held', 'held', 'held', 'held', 'held', 'held', 'held']" \
+		"isolation: each property held before the agent"
+	is "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["network_internal"]["status"]')" \
+		not_claimed "isolation: an open run claims no network isolation"
+	is "$(stat -c '%U %a' "$R/isolation.json")" "root 644" "isolation.json is root's"
+
+	# Broken on purpose, several ways at once: a restricted claim on a network with a route
+	# out (and no host address to try: no traffic leaves) and a reference mount missing for a
+	# reference run.
+	mkdir -p "$SB_TMP/open-repo" && echo history >"$SB_TMP/open-repo/HEAD"
+	chmod -R a+rX "$SB_TMP/open-repo"
+	run_ep SSE_EGRESS=restricted SSE_REFERENCE_RUN=1 SSE_REPO_PATH="$SB_TMP/open-repo" \
+		RUN_MARK=broken -- "$B/probe"
+	is "$ep_rc" 1 "isolation broken: the entrypoint exits 1"
+	ok "$([ ! -e "$D/archive/uid" ]; echo $?)" "isolation broken: the agent never ran"
+	ok "$([ ! -e "$R/evaluator.env" ]; echo $?)" "isolation broken: nothing was graded"
+	is "$(jget "$R/result.json" 'd["patch_result"]["status"]')" error "isolation broken: status error"
+	is "$(jget "$R/result.json" 'd["patch_result"]["error_msg"]')" \
+		"Not scored: isolation not established: reference_mount, network_internal, host_unreachable" \
+		"isolation broken: every failed property is named at once"
+	is "$(jget "$R/result.json" '(d["isolation"]["scored"], d["isolation"]["tier"], d["patch_result"]["build_success"], d["patch_result"]["pov_passed"])')" \
+		"(False, None, None, None)" "isolation broken: no tier, no score of any kind"
+	like "$(jget "$R/result.json" 'd["patch_result"]["error_log"]')" \
+		'^reference_mount \(before_agent\): /reference/patch.diff is absent; this is a reference run' \
+		"isolation broken: error_log says what was seen"
+	like "$(jget "$R/result.json" 'd["patch_result"]["error_log"]')" '^network_internal \(before_agent\): no address for the egress canary: SSE_NET_CANARY is unset' \
+		"isolation broken: the unproven way out is named"
+	like "$ep_out" 'isolation before_agent: not established' "isolation broken: the log says so"
+
+	# SSE_ISOLATION=record: the same run goes on (for debugging a runner) but stays unscored.
+	run_ep SSE_ISOLATION=record SSE_REFERENCE_RUN=1 -- "$B/probe"
+	is "$ep_rc" 0 "isolation record mode: the run goes on"
+	ok "$([ -e "$D/archive/uid" ] && [ -e "$R/evaluator.env" ]; echo $?)" \
+		"isolation record mode: the agent ran and was graded"
+	is "$(jget "$R/isolation.json" '(d["scored"], d["enforced"], d["failed"])')" \
+		"(False, False, ['reference_mount'])" "isolation record mode: recorded as not scored"
+
+	# The daemon re-applies the pristine copy's 0700 at start (the open copy above is root's
+	# again): a place left open before the run is closed before the agent can look.
+	is "$(stat -c '%a %U' "$SB_TMP/open-repo")" "700 root" "the daemon closed the open pristine copy at start"
+
+	# Broken during the agent phase (from outside: nothing the agent can do opens it):
+	# caught before grading, and grading does not run.
+	printf '#!/bin/sh\necho ready >"$SSE_ARCHIVE/ready"\ni=0\nwhile [ ! -e "$GO" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done\necho done >"$SSE_ARCHIVE/opened"\n' >"$B/waiter"
+	chmod 0755 "$B/waiter"
+	rm -f "$SB_TMP/go" "$R/result.json" "$R/isolation.json"
+	start_ep GO="$SB_TMP/go" -- "$B/waiter"
+	if wait_for '[ -e "$D/archive/ready" ]' 60; then
+		chmod 0755 "$D/repo"
+		touch "$SB_TMP/go"
+		wait "$ep_pid"
+		ep_rc=$?
+	else
+		kill -KILL "$ep_pid" 2>/dev/null
+		diag "$(cat "$SB_TMP/ep.out")"
+	fi
+	ok "$([ -e "$D/archive/opened" ]; echo $?)" "isolation after the agent: the agent ran to its end"
+	ok "$([ ! -e "$R/evaluator.env" ]; echo $?)" "isolation after the agent: grading did not run"
+	is "$(jget "$R/isolation.json" '(d["phases"]["before_agent"]["pristine_repo_hidden"]["status"], d["phases"]["before_grading"]["pristine_repo_hidden"]["status"], d["failed"])')" \
+		"('held', 'failed', ['pristine_repo_hidden'])" "isolation after the agent: what changed is named, with its phase"
+	is "$(jget "$R/result.json" '(d["patch_result"]["status"], d["runtime_result"]["agent_exit_code"])')" \
+		"('error', 0)" "isolation after the agent: status error, the agent's exit recorded"
+	chmod 0700 "$D/repo"
+else
+	diag "python3 missing: isolation checks skipped"
+fi
+
 is "$(stat -c '%a %U' "$SB_TMP/rp")" "700 root" "the results directory's parent is still 0700 root"
 
 done_testing

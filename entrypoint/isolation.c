@@ -1,0 +1,770 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * isolation.c: a run establishes its isolation before it is worth scoring
+ * (fail-closed-verdict-pr.txt: "a run that could not establish its claimed isolation does
+ * not score at all"; integrity-model.txt, "Testing the protections").
+ *
+ * Before the agent starts and again before grading, the entrypoint runs itself in probe
+ * mode (`ssebench-entrypoint --isolation-probe ROLE PHASE`) as the agent user and as the
+ * runner user, with the credentials, seccomp profile and core limit their real processes
+ * get, and asks from inside what an attacker would ask: who am I, which privileges do I
+ * hold, can I open any of these hidden paths (listed by root on the probe's stdin), does
+ * the daemon enforce my level and refuse the reference patch, is there a way off this
+ * network. What root can see for itself (the reference mount) it checks itself. Each
+ * answer goes into an sb_iso_record and sb_iso_verdict decides (sb/verdict.h).
+ *
+ * A probe that crashes, times out or leaves a property out leaves it unchecked, and an
+ * unchecked claimed property has failed. isolation.json in the results directory (root
+ * only) records every observation; the CLI copies it into result.json and summary.json.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "sb/buf.h"
+#include "sb/diag.h"
+#include "sb/exit.h"
+#include "sb/fs.h"
+#include "sb/git.h"
+#include "sb/http.h"
+#include "sb/json.h"
+#include "sb/limits.h"
+#include "sb/mem.h"
+#include "sb/parse.h"
+#include "sb/path.h"
+#include "sb/spawn.h"
+#include "sb/task.h"
+#include "sb/verdict.h"
+
+#include "entrypoint.h"
+
+#define PROBE_TIMEOUT_MS   30000	/* one probe, all its checks */
+#define PROBE_INPUT_MAX	   (1024 * 1024) /* the path list on its stdin */
+#define PROBE_OUTPUT_MAX   (256 * 1024)
+#define PROBE_DAEMON_MS	   10000	/* one daemon call from the probe */
+#define PROBE_CONNECT_MS   1500		/* how long the host may stay silent */
+#define PROBE_HOST_PORT	   4263		/* any port: a drop or a forward is per address */
+#define LIST_DEPTH_MAX	   24
+#define GIT_COMMITS_STOP   2		/* counting further changes nothing */
+
+static const char probe_path[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/* ------------------------------------------------------------------------------------ */
+/* The probe: runs as the agent or the runner, prints "name\t0|1\tdetail" lines.         */
+/* ------------------------------------------------------------------------------------ */
+
+static void _printf_(3, 4)
+emit(const char *prop, bool held, const char *fmt, ...)
+{
+	char detail[SB_ISO_DETAIL_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	for (char *p = detail; *p != '\0'; p++)
+		if (*p == '\t' || *p == '\n' || *p == '\r' || (unsigned char)*p < 0x20)
+			*p = ' ';
+	printf("%s\t%d\t%s\n", prop, held ? 1 : 0, detail);
+}
+
+static unsigned long long
+env_ull(const char *name, unsigned long long def)
+{
+	const char *v = secure_getenv(name);
+	uint64_t n;
+
+	return v != NULL && sb_parse_u64(v, 0, UINT32_MAX, &n, NULL) == 0 ? n : def;
+}
+
+static void
+probe_identity(const char *role)
+{
+	uid_t r, e, s;
+	gid_t rg, eg, sg;
+	int ng = getgroups(0, NULL);
+	unsigned long long want_uid = env_ull("SSE_PROBE_UID", 0);
+	unsigned long long want_gid = env_ull("SSE_PROBE_GID", 0);
+	unsigned long long agent_uid = env_ull("SSE_PROBE_AGENT_UID", 0);
+	bool runner = strcmp(role, "runner") == 0;
+	bool held;
+
+	if (getresuid(&r, &e, &s) < 0 || getresgid(&rg, &eg, &sg) < 0) {
+		emit(runner ? "runner_identity" : "agent_identity", false, "%s: getresuid: %s", role,
+		    strerror(errno));
+		return;
+	}
+	held = r != 0 && r == e && r == s && r == want_uid && rg != 0 && rg == eg && rg == sg &&
+	    rg == want_gid && ng == 0 && (!runner || r != agent_uid);
+	emit(runner ? "runner_identity" : "agent_identity", held,
+	    "%s: uid %u/%u/%u gid %u/%u/%u, %d supplementary group%s (expected uid %llu gid %llu)",
+	    role, (unsigned)r, (unsigned)e, (unsigned)s, (unsigned)rg, (unsigned)eg, (unsigned)sg,
+	    ng, ng == 1 ? "" : "s", want_uid, want_gid);
+}
+
+/* CapPrm/CapEff/CapAmb, NoNewPrivs and Seccomp, from /proc/self/status. */
+static void
+probe_status(const char *role)
+{
+	_cleanup_close_ int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(64 * 1024);
+	const char *names[] = { "CapPrm:", "CapEff:", "CapAmb:", "NoNewPrivs:", "Seccomp:" };
+	char vals[5][32] = { "", "", "", "", "" };
+	char *line, *save = NULL;
+	bool caps_zero = true;
+
+	if (fd < 0 || sb_buf_read_fd(&b, fd, NULL) < 0) {
+		emit("no_capabilities", false, "%s: cannot read /proc/self/status", role);
+		return;
+	}
+	for (line = strtok_r(b.s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
+		for (size_t i = 0; i < SB_ARRAY_SIZE(names); i++)
+			if (strncmp(line, names[i], strlen(names[i])) == 0) {
+				const char *v = line + strlen(names[i]);
+
+				while (*v == ' ' || *v == '\t')
+					v++;
+				snprintf(vals[i], sizeof(vals[i]), "%s", v);
+			}
+	/* A missing line is not a zero: the kernel always shows these. */
+	for (int i = 0; i < 3; i++)
+		if (vals[i][0] == '\0' ||
+		    strspn(vals[i], "0123456789abcdefABCDEF") != strlen(vals[i]) ||
+		    strtoull(vals[i], NULL, 16) != 0)
+			caps_zero = false;
+	emit("no_capabilities", caps_zero, "%s: CapPrm %s CapEff %s CapAmb %s", role,
+	    vals[0][0] ? vals[0] : "?", vals[1][0] ? vals[1] : "?", vals[2][0] ? vals[2] : "?");
+	emit("no_new_privs", strcmp(vals[3], "1") == 0, "%s: NoNewPrivs %s", role,
+	    vals[3][0] ? vals[3] : "?");
+	/* 2 is SECCOMP_MODE_FILTER. */
+	emit("seccomp", strcmp(vals[4], "2") == 0, "%s: Seccomp %s", role,
+	    vals[4][0] ? vals[4] : "?");
+}
+
+/* Can we open path (or connect to it, for a socket)? The error when not. */
+static bool
+path_reachable(const char *path, const char **how)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		*how = "readable";
+		return true;
+	}
+	if (errno == ENXIO) { /* a socket: open() cannot, connect() might */
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int s;
+		bool ok;
+
+		if (strlen(path) >= sizeof(sa.sun_path))
+			return false;
+		memcpy(sa.sun_path, path, strlen(path) + 1);
+		s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (s < 0)
+			return false;
+		ok = connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(s);
+		*how = "connectable";
+		return ok;
+	}
+	return false;
+}
+
+/* stdin: "property\tpath" lines; one verdict per property named. */
+static void
+probe_paths(const char *role)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(PROBE_INPUT_MAX);
+	struct {
+		unsigned tried;
+		char leak[SB_PATH_MAX + 16];
+	} seen[SB_ISO_PROP_COUNT];
+	char *line, *save = NULL;
+
+	memset(seen, 0, sizeof(seen));
+	if (sb_buf_read_fd(&b, STDIN_FILENO, NULL) < 0) {
+		emit("task_files_hidden", false, "%s: the path list did not arrive", role);
+		return;
+	}
+	for (line = strtok_r(b.s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char *tab = strchr(line, '\t');
+		const char *how = NULL;
+		int p;
+
+		if (tab == NULL)
+			continue;
+		*tab = '\0';
+		for (p = 0; p < SB_ISO_PROP_COUNT; p++)
+			if (strcmp(line, sb_iso_prop_name((enum sb_iso_prop)p)) == 0)
+				break;
+		if (p == SB_ISO_PROP_COUNT)
+			continue;
+		seen[p].tried++;
+		if (seen[p].leak[0] == '\0' && path_reachable(tab + 1, &how))
+			snprintf(seen[p].leak, sizeof(seen[p].leak), "%s %s", tab + 1, how);
+	}
+	for (int p = 0; p < SB_ISO_PROP_COUNT; p++) {
+		if (seen[p].tried == 0)
+			continue;
+		if (seen[p].leak[0] != '\0')
+			emit(sb_iso_prop_name((enum sb_iso_prop)p), false, "%s: %s", role,
+			    seen[p].leak);
+		else
+			emit(sb_iso_prop_name((enum sb_iso_prop)p), true, "%s: %u path%s refused",
+			    role, seen[p].tried, seen[p].tried == 1 ? "" : "s");
+	}
+}
+
+/* The level in force, a withheld action refused, and the reference patch refused. */
+static void
+probe_daemon(const char *phase)
+{
+	const char *sock = secure_getenv("SSE_DAEMON_SOCKET");
+	struct sb_http_target t = { .unix_socket = sock, .base_url = "http://localhost",
+		.timeout_ms = PROBE_DAEMON_MS, .max_reply = 64 * 1024 };
+	unsigned long long want = env_ull("SSE_DIFFICULTY", 99);
+	struct sb_error *err = NULL;
+	json_t *reply = NULL;
+	long status = 0;
+	json_int_t got = -1;
+
+	if (sock == NULL || want > 4) {
+		emit("difficulty_gate", false, "no agent socket or level to check");
+		return;
+	}
+	if (sb_http_json(&t, "GET", "/version", NULL, &status, &reply, &err) < 0) {
+		emit("difficulty_gate", false, "GET /version: %s", sb_error_message(err));
+		sb_error_release(&err);
+		return;
+	}
+	if (status == 200 && json_is_integer(json_object_get(reply, "difficulty")))
+		got = json_integer_value(json_object_get(reply, "difficulty"));
+	json_decref(reply);
+	reply = NULL;
+	if (got != (json_int_t)want) {
+		emit("difficulty_gate", false, "the daemon runs level %lld, the run claims %llu",
+		    (long long)got, want);
+		return;
+	}
+	/*
+	 * While the agent's tools are open, one action this level withholds must be refused.
+	 * run_poc names no PoC of the task, so a daemon that let it through would answer 500
+	 * and run nothing; level 1 withholds only intent_test.
+	 */
+	if (strcmp(phase, "before_agent") == 0 && want >= 1) {
+		const char *action = want >= 2 ? "run_poc" : "intent_test";
+		_cleanup_free_ char *path = sb_xasprintf("/tool/bencher?action=%s", action);
+		json_t *body = json_pack("{s:b, s:s}", "grading", 0, "poc",
+		    "/nonexistent/ssebench-isolation-probe");
+
+		if (sb_http_json(&t, "POST", path, body, &status, &reply, &err) < 0) {
+			emit("difficulty_gate", false, "POST %s: %s", path, sb_error_message(err));
+			sb_error_release(&err);
+			json_decref(body);
+			return;
+		}
+		json_decref(body);
+		json_decref(reply);
+		reply = NULL;
+		emit("difficulty_gate", status == 403, "level %llu: %s answered %ld (403 wanted)",
+		    want, action, status);
+	} else {
+		emit("difficulty_gate", true, "the daemon runs level %llu", want);
+	}
+	if (sb_http_json(&t, "GET", "/reference/patch", NULL, &status, &reply, &err) < 0) {
+		emit("task_files_hidden", false, "GET /reference/patch: %s", sb_error_message(err));
+		sb_error_release(&err);
+		return;
+	}
+	json_decref(reply);
+	emit("task_files_hidden", status == 403, "agent socket: GET /reference/patch answered %ld",
+	    status);
+}
+
+/*
+ * Two connection attempts, at once, each answered or not within PROBE_CONNECT_MS:
+ *   - network_internal: the canary (SSE_NET_CANARY), an address the CLI keeps in a network
+ *     namespace of this host, outside every Docker bridge. Traffic that can leave the run's
+ *     network reaches it and is refused; from an internal network it is dropped. Docker
+ *     gives internal networks a default route all the same, so no route table can tell.
+ *   - host_unreachable: the host's address on this network (SSE_NET_GATEWAY), which the
+ *     CLI's guard drops (docker-feasibility §4: internal networks still reach the host).
+ * A connection or a refusal means reachable; silence, or "unreachable", means not. Only the
+ * addresses the CLI names are tried, never a guess: no packet is meant for anyone else.
+ */
+struct attempt {
+	const char *prop, *what, *addr;
+	int fd, err;
+	bool done, connected;
+};
+
+static void
+attempt_start(struct attempt *t, const char *env, const char *prop, const char *what)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PROBE_HOST_PORT) };
+
+	t->prop = prop;
+	t->what = what;
+	t->addr = secure_getenv(env);
+	t->fd = -1;
+	t->done = t->connected = false;
+	t->err = 0;
+	if (t->addr == NULL || inet_pton(AF_INET, t->addr, &sa.sin_addr) != 1) {
+		emit(prop, false, "no address for %s: %s is unset", what, env);
+		t->done = true;
+		t->addr = NULL;
+		return;
+	}
+	t->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (t->fd < 0 || connect(t->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		t->err = t->fd < 0 ? errno : 0;
+		t->connected = t->fd >= 0;
+		t->done = true;
+	} else if (errno != EINPROGRESS) {
+		t->err = errno;
+		t->done = true;
+	}
+}
+
+static void
+attempt_report(struct attempt *t, bool timed_out)
+{
+	if (t->addr == NULL)
+		return;
+	if (timed_out)
+		emit(t->prop, true, "%s %s:%d gave no answer in %d ms", t->what, t->addr,
+		    PROBE_HOST_PORT, PROBE_CONNECT_MS);
+	else if (t->connected)
+		emit(t->prop, false, "%s %s:%d accepted a connection", t->what, t->addr,
+		    PROBE_HOST_PORT);
+	else if (t->err == ENETUNREACH || t->err == EHOSTUNREACH || t->err == EACCES ||
+	    t->err == EPERM || t->err == ETIMEDOUT)
+		emit(t->prop, true, "%s %s:%d: %s", t->what, t->addr, PROBE_HOST_PORT,
+		    strerror(t->err));
+	else
+		emit(t->prop, false, "%s %s:%d answered: %s", t->what, t->addr, PROBE_HOST_PORT,
+		    strerror(t->err));
+	if (t->fd >= 0)
+		close(t->fd);
+}
+
+static void
+probe_network(void)
+{
+	struct attempt t[2];
+	uint64_t deadline;
+
+	attempt_start(&t[0], "SSE_NET_CANARY", "network_internal", "the egress canary");
+	attempt_start(&t[1], "SSE_NET_GATEWAY", "host_unreachable", "the host");
+	deadline = ep_now_ms() + PROBE_CONNECT_MS;
+	while ((!t[0].done || !t[1].done) && ep_now_ms() < deadline) {
+		struct pollfd pfd[2];
+		int n = 0, map[2];
+
+		for (int i = 0; i < 2; i++)
+			if (!t[i].done) {
+				pfd[n] = (struct pollfd){ .fd = t[i].fd, .events = POLLOUT };
+				map[n++] = i;
+			}
+		if (poll(pfd, (nfds_t)n, (int)(deadline - ep_now_ms())) <= 0)
+			continue;
+		for (int k = 0; k < n; k++) {
+			struct attempt *a = &t[map[k]];
+			socklen_t len = sizeof(a->err);
+
+			if (pfd[k].revents == 0)
+				continue;
+			if (getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &a->err, &len) < 0)
+				a->err = errno;
+			a->connected = a->err == 0;
+			a->done = true;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		attempt_report(&t[i], !t[i].done);
+}
+
+struct commit_count {
+	git_odb *odb;
+	unsigned commits, objects;
+};
+
+static int
+count_commit(const git_oid *id, void *data)
+{
+	struct commit_count *c = data;
+	size_t len;
+	git_object_t type;
+
+	if (++c->objects > SB_GIT_OBJECT_FILES_MAX)
+		return GIT_EUSER;
+	if (git_odb_read_header(&len, &type, c->odb, id) == 0 && type == GIT_OBJECT_COMMIT &&
+	    ++c->commits >= GIT_COMMITS_STOP)
+		return GIT_EUSER;
+	return 0;
+}
+
+/*
+ * Every commit object in the agent's .git, reachable or not: a dangling commit of the old
+ * history would be as good as a branch. The object store is opened alone, so no config,
+ * hook or attribute of the tree is read.
+ */
+static void
+probe_commits(void)
+{
+	const char *src = secure_getenv("SSE_SOURCE");
+	_cleanup_free_ char *objects = src != NULL ? sb_path_join(src, ".git/objects") : NULL;
+	struct commit_count c = { NULL, 0, 0 };
+	struct sb_error *err = NULL;
+	int r;
+
+	if (objects == NULL || sb_git_init(&err) < 0) {
+		emit("single_commit", false, "cannot open the source's history: %s",
+		    err != NULL ? sb_error_message(err) : "SSE_SOURCE unset");
+		sb_error_release(&err);
+		return;
+	}
+	if (git_odb_open(&c.odb, objects) < 0) {
+		const git_error *e = git_error_last();
+
+		emit("single_commit", false, "%s: %s", objects, e != NULL ? e->message : "?");
+		return;
+	}
+	r = git_odb_foreach(c.odb, count_commit, &c);
+	git_odb_free(c.odb);
+	if (r < 0 && r != GIT_EUSER) {
+		emit("single_commit", false, "%s: cannot list the objects", objects);
+		return;
+	}
+	if (c.objects > SB_GIT_OBJECT_FILES_MAX)
+		emit("single_commit", false, "more than %d objects: not counted",
+		    SB_GIT_OBJECT_FILES_MAX);
+	else if (c.commits == 1)
+		emit("single_commit", true, "one commit in %s", objects);
+	else
+		emit("single_commit", false, "%s%u commits in %s",
+		    c.commits >= GIT_COMMITS_STOP ? "at least " : "", c.commits, objects);
+}
+
+int
+ep_isolation_probe_main(int argc, char **argv)
+{
+	const char *role, *phase, *egress;
+
+	if (argc != 4 || (strcmp(argv[2], "agent") != 0 && strcmp(argv[2], "runner") != 0) ||
+	    (strcmp(argv[3], "before_agent") != 0 && strcmp(argv[3], "before_grading") != 0)) {
+		fprintf(stderr, "usage: ssebench-entrypoint --isolation-probe agent|runner "
+				"before_agent|before_grading\n");
+		return SB_EXIT_USAGE;
+	}
+	role = argv[2];
+	phase = argv[3];
+	egress = secure_getenv("SSE_EGRESS");
+	probe_identity(role);
+	probe_status(role);
+	probe_paths(role);
+	if (strcmp(role, "agent") == 0) {
+		probe_daemon(phase);
+		if (egress == NULL || strcmp(egress, "open") != 0)
+			probe_network();
+		if (strcmp(phase, "before_agent") == 0)
+			probe_commits();
+	}
+	return fflush(stdout) == 0 ? SB_EXIT_OK : SB_EXIT_FAILURE;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Root's side: the path lists, the probes, the root-side checks, the record.            */
+/* ------------------------------------------------------------------------------------ */
+
+/* "prop\tpath" for path and (if a directory) what is below it, up to *budget entries. */
+static void
+list_tree(struct sb_buf *b, enum sb_iso_prop prop, const char *path, unsigned depth,
+    unsigned *budget)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+
+	if (*budget == 0 || lstat(path, &st) < 0)
+		return;
+	(*budget)--;
+	(void)sb_buf_appendf(b, NULL, "%s\t%s\n", sb_iso_prop_name(prop), path);
+	if (!S_ISDIR(st.st_mode) || depth >= LIST_DEPTH_MAX)
+		return;
+	d = opendir(path);
+	if (d == NULL)
+		return;
+	while (*budget > 0 && (de = readdir(d)) != NULL) {
+		_cleanup_free_ char *child = NULL;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		child = sb_path_join(path, de->d_name);
+		list_tree(b, prop, child, depth + 1, budget);
+	}
+	closedir(d);
+}
+
+/*
+ * The runner must not reach the hidden files the config names (integrity-model: the
+ * reference patch, the hidden tests, the PoCs, the config), though it may read the build
+ * and test scripts the daemon shares with its group. Without a config we can read, it gets
+ * the whole task folder to try, which fails closed.
+ */
+static void
+runner_task_paths(const struct ep *ep, struct sb_buf *b, unsigned *budget)
+{
+	_cleanup_buf_ struct sb_buf text = SB_BUF_INIT(SB_CONFIG_FILE_MAX);
+	_cleanup_diags_ struct sb_diags d = SB_DIAGS_INIT;
+	_cleanup_close_ int fd = open(ep->cfg.bench_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_task_config_ struct sb_task_config *c = NULL;
+
+	if (fd < 0 || sb_read_file_at(fd, "config.yaml", 0, &text, NULL) < 0 ||
+	    (c = sb_task_config_parse(text.s, text.len, "config.yaml", &d)) == NULL || d.n > 0) {
+		list_tree(b, SB_ISO_TASK_FILES_HIDDEN, ep->cfg.bench_path, 0, budget);
+		return;
+	}
+	{
+		const char *named[] = { "config.yaml", c->files.patch.s, c->files.future_test.s,
+			c->files.security_test.s, c->files.intent_test.s };
+
+		for (size_t i = 0; i < SB_ARRAY_SIZE(named); i++)
+			if (named[i] != NULL) {
+				_cleanup_free_ char *p = sb_path_join(ep->cfg.bench_path, named[i]);
+
+				list_tree(b, SB_ISO_TASK_FILES_HIDDEN, p, 0, budget);
+			}
+		for (size_t i = 0; i < c->files.poc.n; i++) {
+			_cleanup_free_ char *p = sb_path_join(ep->cfg.bench_path, c->files.poc.v[i].s);
+
+			list_tree(b, SB_ISO_TASK_FILES_HIDDEN, p, 0, budget);
+		}
+	}
+}
+
+/*
+ * What each role must not reach. The agent: everything of the task, the runner's staging
+ * area, the pristine repository, the results, the secrets, the admin socket. The daemon's
+ * state directory is only named, not walked: below it are directories the agent owns by
+ * design (its git baseline, its bash state), under names it cannot list.
+ */
+static void
+hidden_paths(struct ep *ep, enum sb_iso_phase ph, bool agent, struct sb_buf *b)
+{
+	unsigned task = 3000, repo = 500, results = 300, runner = 300, one;
+	const struct {
+		enum sb_iso_prop prop;
+		const char *path;
+	} roots[] = { { SB_ISO_TASK_FILES_HIDDEN, ep->cfg.bench_path },
+		{ SB_ISO_REPO_HIDDEN, ep->cfg.repo_path },
+		{ SB_ISO_RESULTS_HIDDEN, ep->cfg.results } };
+	struct stat st;
+
+	/* A hidden place that does not exist is hidden: said so, since nothing is listed. */
+	for (size_t i = 0; i < SB_ARRAY_SIZE(roots); i++)
+		if (lstat(roots[i].path, &st) < 0 && errno == ENOENT)
+			sb_iso_note(&ep->iso, ph, roots[i].prop, true, "%s does not exist",
+			    roots[i].path);
+	if (agent) {
+		list_tree(b, SB_ISO_TASK_FILES_HIDDEN, ep->cfg.bench_path, 0, &task);
+		list_tree(b, SB_ISO_TASK_FILES_HIDDEN, ep->cfg.runner_dir, 0, &runner);
+	} else {
+		runner_task_paths(ep, b, &task);
+	}
+	list_tree(b, SB_ISO_REPO_HIDDEN, ep->cfg.repo_path, 0, &repo);
+	list_tree(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.results, 0, &results);
+	one = 1;
+	list_tree(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.daemon_state, 0, &one);
+	one = 1;
+	list_tree(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.secrets_file, 0, &one);
+	one = 1;
+	list_tree(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.admin_socket, 0, &one);
+}
+
+static void
+parse_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, struct sb_buf *out)
+{
+	char *line, *save = NULL;
+
+	for (line = strtok_r(out->s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char *t1 = strchr(line, '\t'), *t2;
+
+		if (t1 == NULL || (t2 = strchr(t1 + 1, '\t')) == NULL)
+			continue;
+		*t1 = *t2 = '\0';
+		for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
+			if (strcmp(line, sb_iso_prop_name((enum sb_iso_prop)p)) == 0) {
+				sb_iso_note(&ep->iso, ph, (enum sb_iso_prop)p, strcmp(t1 + 1, "1") == 0,
+				    "%s", t2 + 1);
+				ep_log(SB_LOG_DEBUG, "isolation %s (%s): %s %s: %s",
+				    sb_iso_phase_name(ph), role, line,
+				    strcmp(t1 + 1, "1") == 0 ? "held" : "FAILED", t2 + 1);
+			}
+	}
+}
+
+/* Run the probe as role with creds, feeding it the path list; record its answers. */
+static void
+run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb_creds *creds)
+{
+	static const struct sb_rlimit_set nocore = { RLIMIT_CORE, 0, 0 };
+	_cleanup_buf_ struct sb_buf paths = SB_BUF_INIT(PROBE_INPUT_MAX);
+	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
+	_cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *argv[] = { ep->self_exe, (char *)"--isolation-probe", (char *)role,
+		(char *)sb_iso_phase_name(ph), NULL };
+	struct sb_cmd cmd = SB_CMD_INIT;
+	struct sb_cmd_result res;
+	struct sb_error *err = NULL;
+
+	hidden_paths(ep, ph, strcmp(role, "agent") == 0, &paths);
+	sb_env_set(&env, "PATH", probe_path);
+	sb_env_set(&env, "LC_ALL", "C");
+	sb_env_set(&env, "SSE_DAEMON_SOCKET", ep->cfg.daemon_socket);
+	sb_env_set(&env, "SSE_SOURCE", ep->cfg.source);
+	sb_env_set(&env, "SSE_DIFFICULTY", ep->cfg.difficulty);
+	sb_env_set(&env, "SSE_EGRESS", ep->cfg.egress_restricted ? "restricted" : "open");
+	if (ep->cfg.net_gateway != NULL)
+		sb_env_set(&env, "SSE_NET_GATEWAY", ep->cfg.net_gateway);
+	if (ep->cfg.net_canary != NULL)
+		sb_env_set(&env, "SSE_NET_CANARY", ep->cfg.net_canary);
+	sb_argv_pushf(&env, "SSE_PROBE_UID=%u", (unsigned)creds->uid);
+	sb_argv_pushf(&env, "SSE_PROBE_GID=%u", (unsigned)creds->gid);
+	sb_argv_pushf(&env, "SSE_PROBE_AGENT_UID=%u", (unsigned)ep->agent_creds.uid);
+	cmd.path = ep->self_exe;
+	cmd.argv = argv;
+	cmd.envp = env.v;
+	cmd.cwd_fd = root_fd;
+	cmd.stdin_fd = SB_CMD_CAPTURE;
+	cmd.stdin_data = paths.s;
+	cmd.stdin_len = paths.len;
+	cmd.stdout_fd = SB_CMD_CAPTURE;
+	cmd.stderr_fd = SB_CMD_CAPTURE;
+	cmd.capture_max = PROBE_OUTPUT_MAX;
+	cmd.creds = creds;
+	cmd.seccomp = ep->seccomp;
+	cmd.rlimits = &nocore;
+	cmd.n_rlimits = 1;
+	cmd.timeout_ms = PROBE_TIMEOUT_MS;
+	cmd.flags = SB_CMD_NEW_PGRP | SB_CMD_DEATHSIG;
+	if (sb_cmd_run(&cmd, &res, &err) < 0) {
+		ep_log(SB_LOG_ERROR, "isolation probe as %s: %s", role, sb_error_message(err));
+		sb_error_release(&err);
+		return;
+	}
+	parse_probe(ep, ph, role, &res.out);
+	if (res.exit_code != 0) {
+		sb_buf_rtrim(&res.err);
+		ep_log(SB_LOG_WARN, "isolation probe as %s exited with status %d%s: %s", role,
+		    res.exit_code, res.timed_out ? " (timed out)" : "", res.err.s);
+	}
+	sb_cmd_result_release(&res);
+}
+
+bool
+ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
+{
+	_cleanup_free_ char *failed = NULL;
+	uint64_t start = ep_now_ms();
+	struct sb_error *err = NULL;
+	struct stat st;
+	bool mounted, scored;
+	json_t *j;
+
+	if (ph == SB_ISO_BEFORE_AGENT)
+		sb_iso_record_init(&ep->iso, ep->cfg.egress_restricted);
+	run_probe(ep, ph, "agent", &ep->agent_creds);
+	if (ep->have_runner)
+		run_probe(ep, ph, "runner", &ep->runner_creds);
+	else
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_IDENTITY, false, "no runner user '%s'",
+		    ep->cfg.runner_user);
+
+	/* Root's own look: the fix is mounted for the reference agent, and for no other. */
+	mounted = lstat(ep->cfg.reference_path, &st) == 0;
+	sb_iso_note(&ep->iso, ph, SB_ISO_REFERENCE_MOUNT, mounted == ep->cfg.reference_run,
+	    "%s is %s; this is %sa reference run", ep->cfg.reference_path,
+	    mounted ? "mounted" : "absent", ep->cfg.reference_run ? "" : "not ");
+
+	/* Whatever nobody answered for has failed: say so by name. */
+	for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
+		if (sb_iso_claimed((enum sb_iso_prop)p, ph, ep->cfg.egress_restricted) &&
+		    ep->iso.state[ph][p] == SB_ISO_UNCHECKED)
+			sb_iso_note(&ep->iso, ph, (enum sb_iso_prop)p, false,
+			    "not checked: the probe gave no answer");
+
+	scored = sb_iso_verdict(&ep->iso, ph, &failed);
+	j = sb_iso_to_json(&ep->iso, ph);
+	json_object_set_new(j, "enforced", json_boolean(ep->cfg.isolation_enforced));
+	if (sb_json_write_atomic_at(ep->results_fd, "isolation.json", j, 0644, &err) < 0) {
+		ep_log(SB_LOG_ERROR, "%s", sb_error_message(err));
+		sb_error_release(&err);
+		scored = false; /* unrecorded is unestablished */
+	}
+	json_decref(j);
+	if (scored) {
+		ep_log(SB_LOG_INFO, "isolation %s: established (%.1f s)", sb_iso_phase_name(ph),
+		    ep_secs(start));
+		return true;
+	}
+	for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
+		for (int q = 0; q <= (int)ph; q++)
+			if (sb_iso_claimed((enum sb_iso_prop)p, (enum sb_iso_phase)q,
+				ep->cfg.egress_restricted) &&
+			    ep->iso.state[q][p] != SB_ISO_HELD)
+				ep_log(SB_LOG_ERROR, "isolation %s: %s NOT established: %s",
+				    sb_iso_phase_name((enum sb_iso_phase)q),
+				    sb_iso_prop_name((enum sb_iso_prop)p), ep->iso.detail[q][p]);
+	ep_log(SB_LOG_ERROR, "isolation %s: not established (%s): the run will not be scored%s",
+	    sb_iso_phase_name(ph), failed,
+	    ep->cfg.isolation_enforced ? "" : " (SSE_ISOLATION=record: going on regardless)");
+	return false;
+}
+
+void
+ep_write_unscored_result(struct ep *ep, enum sb_iso_phase ph, const struct ep_agent_result *ar)
+{
+	_cleanup_free_ char *failed = NULL;
+	_cleanup_buf_ struct sb_buf log = SB_BUF_INIT(SB_GRADE_ERROR_LOG_MAX);
+	struct sb_error *err = NULL;
+	json_t *r;
+
+	(void)sb_iso_verdict(&ep->iso, ph, &failed);
+	for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
+		for (int q = 0; q <= (int)ph; q++)
+			if (sb_iso_claimed((enum sb_iso_prop)p, (enum sb_iso_phase)q,
+				ep->cfg.egress_restricted) &&
+			    ep->iso.state[q][p] != SB_ISO_HELD)
+				(void)sb_buf_appendf(&log, NULL, "%s (%s): %s\n",
+				    sb_iso_prop_name((enum sb_iso_prop)p),
+				    sb_iso_phase_name((enum sb_iso_phase)q), ep->iso.detail[q][p]);
+	r = json_pack("{s:{s:s, s:n, s:n, s:n, s:n, s:n, s:s+, s:s}, s:{s:I, s:b, s:b, s:o}, s:o}",
+	    "patch_result", "status", "error", "build_success", "pov_passed", "pov_total",
+	    "func_test_success", "intent_test_success", "error_msg",
+	    "Not scored: isolation not established: ", failed, "error_log", log.s,
+	    "runtime_result", "agent_duration",
+	    (json_int_t)(ar != NULL ? ar->duration_ms / 1000 : 0), "agent_timeout",
+	    ar != NULL && ar->timed_out, "evaluator_timeout", 0, "agent_exit_code",
+	    ar != NULL ? json_integer(ar->status) : json_null(), "isolation",
+	    sb_iso_to_json(&ep->iso, ph));
+	if (r == NULL || sb_json_write_atomic_at(ep->results_fd, "result.json", r, 0644, &err) < 0) {
+		ep_log(SB_LOG_ERROR, "cannot write result.json: %s",
+		    err != NULL ? sb_error_message(err) : "out of memory");
+		sb_error_release(&err);
+	}
+	json_decref(r);
+}

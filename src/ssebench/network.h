@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * network.h: the networks a run container joins, the host guard, and the egress canary.
+ *
+ * A restricted run joins <project>_agents, an internal bridge whose host address is
+ * dropped by one iptables rule; an open run joins <project>_default. The canary is a network
+ * namespace on this host, outside every Docker bridge, holding one address
+ * (NET_CANARY_ADDR): traffic that leaves an internal network reaches it, traffic that does
+ * not is dropped. The entrypoint tries it from inside the run, so "no route out" is
+ * established by a packet that never leaves the machine (integrity-and-egress).
+ */
+#ifndef SSEBENCH_NETWORK_H
+#define SSEBENCH_NETWORK_H
+
+#include <stdbool.h>
+
+#include "sb/error.h"
+
+#define NET_CANARY_NETNS "ssebench-canary"
+#define NET_CANARY_VETH	 "sse-canary0"		/* the host's end */
+#define NET_CANARY_HOST	 "198.18.0.1/30"	/* RFC 2544 benchmarking space: never routed */
+#define NET_CANARY_ADDR	 "198.18.0.2"		/* the namespace's end, what runs try */
+
+/*
+ * Make the network if it does not exist (internal: with a named bridge and the host guard).
+ * A network that exists but is not what we would make (not internal, no named bridge) is
+ * used anyway with a warning: the run's isolation checks then fail it by name.
+ */
+int net_ensure(const char *name, bool internal, struct sb_error **err);
+
+/* The host's IPv4 address on the network, or NULL when Docker names none. */
+char *net_gateway(const char *name);
+
+/*
+ * Make the canary namespace if it is missing or wrong (idempotent; safe when two runs race).
+ * Fails when `ip` cannot make it: a restricted run then goes on without SSE_NET_CANARY and
+ * is not scored.
+ */
+int net_ensure_canary(struct sb_error **err);
+
+#endif

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# `ssebench runs results`: runs are grouped by the tier their isolation established, never
+# compared across tiers; an open-egress run is apart from restricted ones, and a run that
+# could not establish its isolation (or says nothing about it) has no score at all.
+. "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+command -v python3 >/dev/null || skip_all "python3 is needed to write the summaries"
+plan_lazy
+
+res=$SB_TMP/results
+# summary RUN STATUS EGRESS SCORED(true|false|absent) STARTED
+summary() {
+	local d=$res/demo-1/m/a/$1
+	mkdir -p "$d"
+	python3 - "$d/summary.json" "$@" <<'PY'
+import json, sys
+out, run, status, egress, scored, started = sys.argv[1:7]
+s = {"task": {"id": "demo-1"}, "config": {"agent": "a", "model": "m", "mode": "sandbox",
+     "egress": egress, "reference_run": False}, "patch_result": {"status": status},
+     "run_id": run, "started_at": started}
+if scored != "absent":
+    s["scored"] = scored == "true"
+    s["isolation"] = {"scored": scored == "true", "egress": egress,
+                      "tier": egress if scored == "true" else None}
+json.dump(s, open(out, "w"))
+PY
+}
+summary r-pass passed restricted true 2026-01-01T00:00:05Z
+summary r-fail failed restricted true 2026-01-01T00:00:04Z
+summary o-pass passed open true 2026-01-01T00:00:03Z
+summary u-pass passed restricted false 2026-01-01T00:00:02Z
+summary old passed restricted absent 2026-01-01T00:00:01Z
+
+run_cmd r "$SSEBENCH" runs results --dir "$res"
+is "$r_rc" 0 "runs results exits 0"
+sections=$(printf '%s\n' "$r_out" | sed -n 's/^-- \(.*\) --$/\1/p' | tr '\n' '|')
+is "$sections" "restricted egress|open egress: NOT comparable with restricted runs|not scored: isolation not established|" \
+	"three groups, restricted first"
+block() { printf '%s\n' "$r_out" | awk -v t="-- $1 --" '$0 == t { on = 1; next } /^-- / { on = 0 } on'; }
+is "$(block 'restricted egress' | awk 'NR > 1 && NF >= 5 { print $1 }' | tr '\n' ' ')" "r-pass r-fail " \
+	"the restricted group holds only the restricted scored runs"
+like "$(block 'restricted egress')" '^2 runs, 1 passed$' "and counts them on their own"
+is "$(block 'open egress: NOT comparable with restricted runs' | awk 'NR > 1 && NF >= 5 { print $1 }' | tr '\n' ' ')" "o-pass " \
+	"the open run is apart"
+like "$(block 'open egress: NOT comparable with restricted runs')" '^1 run, 1 passed$' "with its own count"
+unscored=$(block 'not scored: isolation not established')
+is "$(printf '%s\n' "$unscored" | awk 'NR > 1 && NF >= 5 { print $1 "=" $2 }' | tr '\n' ' ')" "u-pass=unscored old=unscored " \
+	"an unscored run, and one with no isolation record, show no status but 'unscored'"
+unlike "$unscored" 'passed' "no pass is counted for unscored runs"
+
+run_cmd r "$SSEBENCH" runs results --json --dir "$res"
+is "$(printf '%s' "$r_out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["tiers"])')" \
+	"{'restricted': {'runs': 2, 'passed': 1}, 'open': {'runs': 1, 'passed': 1}, 'unscored': 2}" \
+	"--json: counts per tier"
+is "$(printf '%s' "$r_out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print([(r["run_id"], r["scored"], r["tier"]) for r in d["runs"]])')" \
+	"[('r-pass', True, 'restricted'), ('r-fail', True, 'restricted'), ('o-pass', True, 'open'), ('u-pass', False, None), ('old', False, None)]" \
+	"--json: each run's scored flag and tier"
+done_testing
