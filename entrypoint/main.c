@@ -8,7 +8,9 @@
  *   3. the results directory (its parent made 0700 root) and our log files in it;
  *   4. the secrets file, the agent's user, its working directory, its seccomp filter;
  *   5. the archive handed to the agent user (its owner remembered);
- *   6. the daemon, then the agent, then the end of the agent phase, then grading;
+ *   6. the daemon; the isolation checks (isolation.c: a run that fails them is not scored
+ *      and stops here); the agent; the end of the agent phase; the isolation checks again;
+ *      grading;
  *   7. keep-alive if asked; cleanup; the agent's exit status.
  * Exit status: the agent's (0..255), 124 on its timeout, 1 for our own failures or a stop
  * signal before the end, 0 for a stop signal in keep-alive (upstream §4.4).

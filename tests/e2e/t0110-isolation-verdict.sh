@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The fail-closed verdict against a real engine (fail-closed-verdict-pr.txt):
+#   - a run deliberately started on a network with a way out (its <project>_agents made by
+#     hand as an ordinary bridge) is not scored: the agent never runs, nothing is graded,
+#     and the result names every broken property at once;
+#   - an --egress open run is scored as tier "open" and `runs results` keeps it apart from
+#     restricted runs.
+# Only our own test network, the host and the canary namespace on this host are involved.
+. "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+
+DATASET=${SSEBENCH_E2E_SMALL_DATASET:-$SB_SRCDIR/tests/integrity/dataset}
+TASK=${SSEBENCH_E2E_SMALL_TASK:-tinyfield-overflow}
+DOCKER=/usr/bin/docker
+[ "$(id -u)" = 0 ] || skip_all "the run tests need root (Docker, the host guard rule)"
+$DOCKER version >/dev/null 2>&1 || "$SB_SRCDIR/scripts/docker-up" >/dev/null 2>&1 ||
+	skip_all "no Docker engine"
+[ -d "$DATASET/$TASK" ] || bail "no task $TASK in $DATASET"
+command -v python3 >/dev/null || skip_all "python3 is needed to read the results"
+plan_lazy
+
+export SSEBENCH_RESULTS=$SB_TMP/results
+export SSEBENCH_AGENTS=$SB_SRCDIR/tests/e2e/agents
+export SSEBENCH_HOME=$SB_SRCDIR
+tag=v$$
+field() { # FILE EXPR: a Python expression over the JSON document d
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>&1
+}
+
+# --- a run on a network with a way out -------------------------------------------------------
+proj=sbtbroken$$
+net=${proj}_agents
+sb_cleanup_hook() {
+	$DOCKER rm -f "ssebench-broken-$tag" >/dev/null 2>&1
+	$DOCKER network rm "$net" >/dev/null 2>&1
+}
+$DOCKER network create --label ssebench.test=1 "$net" >/dev/null ||
+	bail "cannot create the test network $net"
+run_cmd r env COMPOSE_PROJECT_NAME="$proj" "$SSEBENCH" run --local "$DATASET" --task "$TASK" \
+	--agent dummy --run-id "broken-$tag" --timeout 600
+dir=$SSEBENCH_RESULTS/$TASK/none/dummy/broken-$tag
+is "$r_rc" 1 "broken network: the run exits 1"
+like "$r_err" "the network '$net' exists and is not internal: this run will not be scored" \
+	"broken network: the CLI warns before the run starts"
+like "$r_out" '^NOT SCORED' "broken network: the CLI says NOT SCORED"
+is "$(field "$dir/result.json" '(d["scored"], d["isolation"]["scored"], d["isolation"]["tier"])')" \
+	"(False, False, None)" "broken network: not scored, no tier"
+is "$(field "$dir/result.json" 'd["patch_result"]["status"]')" error "broken network: status error"
+is "$(field "$dir/result.json" 'd["patch_result"]["error_msg"]')" \
+	"Not scored: isolation not established: network_internal, host_unreachable" \
+	"broken network: both network properties are named, and nothing else"
+like "$(field "$dir/result.json" 'd["isolation"]["phases"]["before_agent"]["network_internal"]["detail"]')" \
+	'^the egress canary 198\.18\.0\.2:[0-9]+ answered' "broken network: the canary answered"
+like "$(field "$dir/result.json" 'd["isolation"]["phases"]["before_agent"]["host_unreachable"]["detail"]')" \
+	'^the host [0-9.]+:[0-9]+ (answered|accepted)' "broken network: the host answered"
+is "$(field "$dir/result.json" '(d["patch_result"]["build_success"], d["patch_result"]["pov_passed"], "unscored_patch_result" in d)')" \
+	"(None, None, False)" "broken network: nothing was graded"
+unlike "$(cat "$dir/agent.log" 2>/dev/null)" 'dummy agent' "broken network: the agent never ran"
+is "$(field "$dir/summary.json" '(d["scored"], d["isolation"]["failed"])')" \
+	"(False, ['network_internal', 'host_unreachable'])" "broken network: summary.json says so too"
+
+# --- an open-egress run -----------------------------------------------------------------------
+run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --run-id "open-$tag" \
+	--egress open --timeout 600
+dir=$SSEBENCH_RESULTS/$TASK/none/dummy/open-$tag
+is "$r_rc" 0 "open egress: the run is graded (exit 0)"
+[ "$r_rc" = 0 ] || diag "$(printf '%s\n' "$r_err" | tail -20)"
+is "$(field "$dir/result.json" '(d["scored"], d["isolation"]["tier"], d["config"]["egress"])')" \
+	"(True, 'open', 'open')" "open egress: scored as tier open"
+is "$(field "$dir/result.json" 'd["isolation"]["phases"]["before_agent"]["network_internal"]["status"]')" \
+	not_claimed "open egress: no network isolation is claimed"
+is "$(field "$dir/result.json" 'd["patch_result"]["status"]')" failed "open egress: graded like any run"
+
+# --- a restricted run, then the listing ---------------------------------------------------------
+run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --run-id "restricted-$tag" \
+	--timeout 600
+dir=$SSEBENCH_RESULTS/$TASK/none/dummy/restricted-$tag
+is "$(field "$dir/result.json" '(d["scored"], d["isolation"]["tier"], d["isolation"]["failed"])')" \
+	"(True, 'restricted', [])" "restricted: scored as tier restricted"
+like "$(field "$dir/result.json" 'd["isolation"]["phases"]["before_grading"]["network_internal"]["detail"]')" \
+	'^the egress canary 198\.18\.0\.2:[0-9]+ gave no answer' "restricted: the canary stays silent"
+
+run_cmd r "$SSEBENCH" runs results --dir "$SSEBENCH_RESULTS"
+block() { printf '%s\n' "$r_out" | awk -v t="-- $1 --" '$0 == t { on = 1; next } /^-- / { on = 0 } on'; }
+like "$(block 'restricted egress')" "^restricted-$tag " "runs results: the restricted run is in its group"
+unlike "$(block 'restricted egress')" "open-$tag|broken-$tag" "runs results: and alone there"
+like "$(block 'open egress: NOT comparable with restricted runs')" "^open-$tag " \
+	"runs results: the open run is apart"
+like "$(block 'not scored: isolation not established')" "^broken-$tag +unscored" \
+	"runs results: the broken run has no score"
+
+done_testing
