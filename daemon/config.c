@@ -85,8 +85,16 @@ lookup_user(const char *name, struct sb_creds *ret, char **ret_home, struct sb_e
 static char **
 filtered_env(void)
 {
+	/*
+	 * The root-only paths go too (results, secrets, the daemon's state, the pristine repo):
+	 * the scripts and the bash tool run code the agent wrote, and their environment must
+	 * tell it no more than the agent's own (integrity-model: "sse-runner cannot read ...
+	 * the run's results"; entrypoint/supervise.c:agent_env drops the same names).
+	 */
 	static const char *const drop_exact[] = { "HOME", "USER", "LOGNAME", "TMPDIR", "PWD",
-		"OLDPWD", "SHLVL", "_", "LD_PRELOAD", "LD_AUDIT", "MAIL", NULL };
+		"OLDPWD", "SHLVL", "_", "LD_PRELOAD", "LD_AUDIT", "MAIL", "SSE_RESULTS",
+		"SSE_SECRETS_FILE", "SSE_DAEMON_BIN", "SSE_EVALUATOR_BIN", "SSE_DAEMON_STATE",
+		"SSE_RUNNER_DIR", "SSE_REPO_PATH", NULL };
 	static const char *const drop_substr[] = { "API_KEY", "TOKEN", "SECRET", "PASSWORD",
 		"LITELLM", "SSE_ADMIN", "SSE_BASE_URL", NULL };
 	struct sb_argv env = SB_ARGV_INIT;

@@ -110,6 +110,7 @@ ok "$([ ! -e "$D/src/planted" ] && [ ! -e "$D/bench/planted" ] && [ ! -e "$D/arc
 setmode env
 r=$(build)
 unlike "$r" 'sk-secret-key|sk-other|SSE_DAEMON_TOKEN|SSE_ADMIN_SOCKET|test-token' "env: no secret and no admin socket in the script's environment"
+unlike "$r" 'SSE_RESULTS|SSE_SECRETS_FILE|SSE_DAEMON_STATE|SSE_RUNNER_DIR|SSE_REPO_PATH' "env: no root-only path in the script's environment"
 like "$r" "uid=[0-9]+\\($RUNNER_USER\\) gid=[0-9]+\\($RUNNER_USER\\) groups=[0-9]+\\($RUNNER_USER\\)\\\\n" "env: runs as the runner, no supplementary groups"
 like "$r" 'CapEff:\\t0000000000000000' "env: no effective capabilities"
 like "$r" 'CapBnd:\\t0000000000000000' "env: empty bounding set"
