@@ -65,10 +65,20 @@ fi
 mkdir -p /home/model
 chown model:model /home/model
 chmod 0755 /home/model
-for u in sse-runner sse-daemon; do
-	getent passwd "$u" >/dev/null ||
-		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+# Fixed uids above Debian's UID_MAX (60000) and below nobody: useradd on a host never hands
+# them out, so no host account shares them. A uid is one identity across the host and every
+# container (no user namespaces): kill(-1) by a host process of that uid, or the per-uid
+# RLIMIT_NPROC count, would otherwise reach into a run (integrity-model: "a dedicated uid").
+for spec in sse-runner:60991 sse-daemon:60992; do
+	u=${spec%%:*}
+	id=${spec#*:}
+	if ! getent passwd "$u" >/dev/null; then
+		getent passwd "$id" >/dev/null && die "uid $id for $u is taken in the image"
+		getent group "$id" >/dev/null && die "gid $id for $u is taken in the image"
+		groupadd --system -g "$id" "$u"
+		useradd --system -u "$id" -g "$id" --no-create-home --home-dir /nonexistent \
 			--shell /usr/sbin/nologin "$u"
+	fi
 done
 [ "$(id -G model)" = 1000 ] || die "model has supplementary groups: $(id -Gn model)"
 

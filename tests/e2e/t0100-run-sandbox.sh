@@ -1,26 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# End to end on a real pilot task, with real images and a real engine: the reference agent
-# passes, the dummy agent fails (the build works, the PoC still crashes), and inside a run
-# the agent user sees one commit, no supplementary groups, and none of the hidden material.
+# End to end with real images and a real engine, on the small test task (quick to grade; a
+# pilot task with SSEBENCH_E2E_DATASET and SSEBENCH_E2E_TASK): the reference agent passes, the
+# dummy agent fails (the build works, the PoC still crashes); inside a run the agent user sees
+# one commit, no supplementary groups and none of the hidden material; --require-pass, a kept
+# container with the runs commands, and Ctrl-C during grading. The pilot's own tasks go
+# through the same two agents in t0200 (ssebench dataset verify).
 . "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$SB_SRCDIR/tests/e2e/lib-e2e.sh"
 
-TASK=${SSEBENCH_E2E_TASK:-cjson-CVE-2023-53154}
-DATASET=$SB_SRCDIR/datasets/pilot
-[ "$(id -u)" = 0 ] || skip_all "the run tests need root (Docker, the host guard rule)"
-/usr/bin/docker version >/dev/null 2>&1 || "$SB_SRCDIR/scripts/docker-up" >/dev/null 2>&1 ||
-	skip_all "no Docker engine"
+e2e_require
+TASK=${SSEBENCH_E2E_TASK:-$SMALL}
+DATASET=${SSEBENCH_E2E_DATASET:-$SMALL_DATASET}
 [ -d "$DATASET/$TASK" ] || bail "no task $TASK in $DATASET"
-command -v python3 >/dev/null || skip_all "python3 is needed to read the results"
+[ -d "$SMALL_DATASET/$SMALL" ] || bail "no task $SMALL in $SMALL_DATASET"
 plan_lazy
-
-export SSEBENCH_RESULTS=$SB_TMP/results
-export SSEBENCH_AGENTS=$SB_SRCDIR/tests/e2e/agents
-export SSEBENCH_HOME=$SB_SRCDIR
 tag=e2e$$
-field() { # FILE EXPR: a Python expression over the JSON document d
-	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
 
 # Fail fast, before anything is built.
 run_cmd r "$SSEBENCH" run --local "$DATASET" --task no-such-task --agent dummy
@@ -45,6 +40,8 @@ is "$(field "$dir/result.json" '"%s/%s" % (d["patch_result"]["pov_passed"], d["p
 is "$(field "$dir/result.json" 'd["patch_result"]["func_test_success"]')" True "reference: functional tests pass"
 is "$(field "$dir/result.json" 'd["patch_result"]["intent_test_success"]')" True "reference: hidden tests pass"
 is "$(field "$dir/result.json" 'd["config"]["reference_run"]')" True "reference: config.reference_run"
+is "$(field "$dir/result.json" '(d["scored"], d["isolation"]["tier"])')" "(True, 'restricted')" "reference: scored, tier restricted"
+is "$(field "$dir/result.json" 'd["isolation"]["phases"]["before_agent"]["reference_mount"]["status"]')" held "reference: the reference mount was there, as claimed"
 is "$(field "$dir/summary.json" 'd["task"]["id"]')" "$TASK" "reference: summary names the task"
 is "$(field "$dir/summary.json" '(d["run_id"], d["config"]["mode"], d["config"]["egress"], d["config"]["difficulty"])')" "('ref-$tag', 'sandbox', 'restricted', 2)" "reference: summary config"
 ok "$([ -s "$dir/final.patch" ] && [ -s "$dir/reference.patch" ]; echo $?)" "reference: final.patch and reference.patch are kept"
@@ -62,14 +59,15 @@ is "$(field "$dir/result.json" 'd["patch_result"]["intent_test_success"]')" Fals
 is "$(field "$dir/result.json" 'd["config"]["reference_run"]')" False "dummy: not a reference run"
 is "$(cat "$dir/final.patch")" "" "dummy: empty final.patch"
 
-run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --run-id "dummy2-$tag" --require-pass --timeout 1800
+run_cmd r "$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --run-id "dummy2-$tag" --require-pass --timeout 600
 is "$r_rc" 1 "dummy with --require-pass: exit 1"
 
 # What the agent user sees inside a run.
-run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent probe --run-id "probe-$tag" --timeout 600
+run_cmd r "$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent probe --model none --run-id "probe-$tag" --timeout 600
 is "$r_rc" 0 "probe run: exit 0"
-p=$SSEBENCH_RESULTS/$TASK/none/probe/probe-$tag/archive/probe.txt
-probe() { sed -n "s/^$1: //p" "$p"; }
+[ "$r_rc" = 0 ] || diag "$(printf '%s\n' "$r_err" | tail -20)"
+p=$SSEBENCH_RESULTS/$SMALL/none/probe/probe-$tag/archive/probe.txt
+probe() { awk -v k="$1: " 'index($0, k) == 1 { print substr($0, length(k) + 1) }' "$p"; }
 is "$(probe uid)" 1000 "inside: the agent runs as uid 1000"
 is "$(probe groups)" 1000 "inside: model has no supplementary groups"
 is "$(probe commits)" 1 "inside: the source tree has exactly one commit"
@@ -85,9 +83,55 @@ like "$(probe daemon-version)" '"version"' "inside: the agent socket answers"
 is "$(probe reference-on-agent-socket)" 403 "inside: /reference/patch is refused on the agent socket"
 is "$(probe token-set)" yes "inside: the agent got the run token"
 is "$(probe admin-env)" no "inside: the agent does not know the admin socket"
+# Fixed uids no host account gets (images/sandbox/setup-tool-layer.sh): a host process of a
+# colliding uid could otherwise signal the run's scripts (kill(-1) crosses into containers).
+is "$(probe runner-ids)" 60991:60991 "inside: sse-runner has its fixed uid and gid"
+is "$(probe daemon-ids)" 60992:60992 "inside: sse-daemon has its fixed uid and gid"
+
+# A kept container: the run waits until it is stopped; the runs commands manage it.
+"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --run-id "keep-$tag" \
+	--keep-container --timeout 600 >"$SB_TMP/keep.out" 2>&1 &
+keep_pid=$!
+kdir=$SSEBENCH_RESULTS/$SMALL/none/dummy/keep-$tag
+for _ in $(seq 900); do
+	[ -s "$kdir/result.json" ] && break
+	kill -0 "$keep_pid" 2>/dev/null || break
+	sleep 1
+done
+run_cmd r "$SSEBENCH" runs list --json
+like "$r_out" "\"run_id\": \"keep-$tag\"" "runs list shows the kept run"
+unlike "$r_out" 'SSE_DAEMON_TOKEN|"Env"' "runs list never shows the container's environment"
+run_cmd r "$SSEBENCH" runs inspect "keep-$tag"
+like "$r_out" '^state +"running"' "runs inspect: the kept container is running after grading"
+run_cmd r "$SSEBENCH" runs logs "keep-$tag"
+like "$r_out$r_err" 'evaluator exited' "runs logs shows the container's output"
+run_cmd r "$SSEBENCH" runs stop --grace 5 "keep-$tag"
+is "$r_rc" 0 "runs stop"
+wait "$keep_pid"
+is "$?" 0 "the kept run's CLI returns once the container is stopped"
+is "$(field "$kdir/result.json" 'd["patch_result"]["status"]')" failed "the kept run was graded before it was stopped"
+run_cmd r "$SSEBENCH" runs remove "keep-$tag"
+is "$r_rc" 0 "runs remove"
+run_cmd r "$SSEBENCH" runs inspect "keep-$tag"
+is "$r_rc" 3 "after runs remove the run is gone (exit 3)"
+
+# Ctrl-C during grading: the container is stopped, the run says why, exit 130.
+"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --run-id "int-$tag" \
+	--timeout 600 >"$SB_TMP/int.out" 2>&1 &
+int_pid=$!
+idir=$SSEBENCH_RESULTS/$SMALL/none/dummy/int-$tag
+for _ in $(seq 600); do
+	grep -q 'evaluator started' "$idir/entrypoint.log" 2>/dev/null && break
+	sleep 1
+done
+kill -INT "$int_pid"
+wait "$int_pid"
+is "$?" 130 "Ctrl-C during a run: exit 130"
+like "$(field "$idir/result.json" 'd["patch_result"]["error_msg"]')" 'interrupted' "the interrupted run's result says so"
+is "$($DOCKER ps -aq --filter "label=ssebench.run=int-$tag" | wc -l)" 0 "and its container is gone"
 
 # Results listing.
 run_cmd r "$SSEBENCH" runs results --json --dir "$SSEBENCH_RESULTS"
-is "$(printf '%s' "$r_out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')" 4 "runs results lists the four runs"
+is "$(printf '%s' "$r_out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')" 6 "runs results lists the six runs"
 
 done_testing

@@ -8,24 +8,14 @@
 #     restricted runs.
 # Only our own test network, the host and the canary namespace on this host are involved.
 . "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$SB_SRCDIR/tests/e2e/lib-e2e.sh"
 
-DATASET=${SSEBENCH_E2E_SMALL_DATASET:-$SB_SRCDIR/tests/integrity/dataset}
-TASK=${SSEBENCH_E2E_SMALL_TASK:-tinyfield-overflow}
-DOCKER=/usr/bin/docker
-[ "$(id -u)" = 0 ] || skip_all "the run tests need root (Docker, the host guard rule)"
-$DOCKER version >/dev/null 2>&1 || "$SB_SRCDIR/scripts/docker-up" >/dev/null 2>&1 ||
-	skip_all "no Docker engine"
+DATASET=$SMALL_DATASET
+TASK=$SMALL
+e2e_require
 [ -d "$DATASET/$TASK" ] || bail "no task $TASK in $DATASET"
-command -v python3 >/dev/null || skip_all "python3 is needed to read the results"
 plan_lazy
-
-export SSEBENCH_RESULTS=$SB_TMP/results
-export SSEBENCH_AGENTS=$SB_SRCDIR/tests/e2e/agents
-export SSEBENCH_HOME=$SB_SRCDIR
 tag=v$$
-field() { # FILE EXPR: a Python expression over the JSON document d
-	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>&1
-}
 
 # --- a run on a network with a way out -------------------------------------------------------
 proj=sbtbroken$$

@@ -20,4 +20,6 @@ say daemon-version "$(curl -s -m 5 --unix-socket "$SSE_DAEMON_SOCKET" http://d/v
 say reference-on-agent-socket "$(curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$SSE_DAEMON_SOCKET" http://d/reference/patch)"
 say token-set "$([ -n "${SSE_DAEMON_TOKEN:-}" ] && echo yes || echo no)"
 say admin-env "$([ -n "${SSE_ADMIN_SOCKET:-}" ] && echo yes || echo no)"
+say runner-ids "$(getent passwd sse-runner | cut -d: -f3,4)"
+say daemon-ids "$(getent passwd sse-daemon | cut -d: -f3,4)"
 exit 0
