@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -688,6 +689,17 @@ become_agent(struct helper *h)
 
 	if (sb_priv_drop(&h->c->agent, &step) < 0) {
 		sb_log_errno(SB_LOG_ERROR, errno, "worker: drop to the agent user (%s)", step);
+		return -1;
+	}
+	/*
+	 * This worker now has the agent's uid but still holds what root opened (the private
+	 * git state, the results directory). The kernel makes it non-dumpable on the uid
+	 * change only if fs.suid_dumpable is 0, a host setting; say so ourselves, so the agent
+	 * can never ptrace it or open its /proc files (integrity-model: "the agent cannot read
+	 * ... the run's results").
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		sb_log_errno(SB_LOG_ERROR, errno, "worker: PR_SET_DUMPABLE");
 		return -1;
 	}
 	return 0;
