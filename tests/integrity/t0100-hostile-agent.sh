@@ -1,0 +1,349 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The integrity suite: a hostile agent inside real runs (ssebench run, real images, the real
+# engine and the production network) at difficulty 0, 2 and 4 tries every way around the
+# protections it knows; it writes one line per attempt into its archive, and this script
+# turns each into a TAP check. The agent's committed hooks run as sse-runner in test_patch and
+# in grading and leave their own lines in the run's logs. Around the runs this script starts
+# what the agent must not reach (a listener container on the default bridge and on a test
+# network of its own, a listener on the host) and, at level 4, a second run for the hostile
+# one to go after. See tests/integrity/README.md for every check.
+#
+# SSEBENCH_INTEGRITY_LEVELS ("0 2 4"), SSEBENCH_INTEGRITY_KEEP=DIR (copy the run directories
+# there), SSEBENCH_HOME (default: the source tree) and SSEBENCH_REGISTRY are honoured.
+. "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+
+HERE=$SB_SRCDIR/tests/integrity
+DATASET=$HERE/dataset
+TASK=tinyfield-overflow
+LEVELS=${SSEBENCH_INTEGRITY_LEVELS:-0 2 4}
+DOCKER=/usr/bin/docker
+[ "$(id -u)" = 0 ] || skip_all "the integrity suite needs root (Docker, the host guard rule)"
+$DOCKER version >/dev/null 2>&1 || "$SB_SRCDIR/scripts/docker-up" >/dev/null 2>&1 || skip_all "no Docker engine"
+command -v python3 >/dev/null || skip_all "python3 is needed to read the results"
+[ -x "$SSEBENCH" ] || bail "no ssebench binary at $SSEBENCH (run make)"
+plan_lazy
+
+export SSEBENCH_RESULTS=$SB_TMP/results
+export SSEBENCH_HOME=${SSEBENCH_HOME:-$SB_SRCDIR}
+REGISTRY=${SSEBENCH_REGISTRY:-localhost/ssebench}
+VERSION=$(cat "$SB_SRCDIR/VERSION")
+BASE=$REGISTRY/base-generic-c:$VERSION
+PROJECT=${COMPOSE_PROJECT_NAME:-ssebench}
+tag=integ$$
+TESTNET=sse-integ-net-$$
+LISTENER=sse-integ-listener-$$
+LISTENER_PORT=18080
+HOST_LOG=$SB_TMP/host-listener.log
+host_pid=""
+victim_pid=""
+t_start=$(date +%s)
+
+sb_cleanup_hook() {
+	[ -n "$victim_pid" ] && kill "$victim_pid" 2>/dev/null
+	[ -n "$host_pid" ] && kill "$host_pid" 2>/dev/null
+	for c in $($DOCKER ps -aq --filter "name=ssebench-hostile-L" --filter "name=ssebench-victim-$tag" 2>/dev/null); do
+		$DOCKER inspect -f '{{.Name}}' "$c" 2>/dev/null | grep -q -- "-$tag\$" && $DOCKER rm -f "$c" >/dev/null 2>&1
+	done
+	$DOCKER rm -f "$LISTENER" >/dev/null 2>&1
+	$DOCKER network rm "$TESTNET" >/dev/null 2>&1
+	for a in hostile victim; do
+		$DOCKER image rm -f "$REGISTRY/agent-$a/$TASK:$VERSION" >/dev/null 2>&1
+		$DOCKER image prune -f --filter "label=ssebench.agent=$a" >/dev/null 2>&1
+	done
+	if [ -n "${SSEBENCH_INTEGRITY_KEEP:-}" ] && [ -d "$SSEBENCH_RESULTS" ]; then
+		mkdir -p "$SSEBENCH_INTEGRITY_KEEP" && cp -a "$SSEBENCH_RESULTS" "$SSEBENCH_INTEGRITY_KEEP/results-$tag"
+	fi
+}
+
+json() { # FILE EXPR: a Python expression over the JSON document d
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null
+}
+# todo STATUS DESC REASON: a known limitation, reported as a TAP TODO (automake: XFAIL, and
+# XPASS — a failure — once it is fixed, so the TODO goes).
+todo() {
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		printf 'ok %d - %s # TODO %s\n' "$_tap_n" "$2" "$3"
+	else
+		printf 'not ok %d - %s # TODO %s\n' "$_tap_n" "$2" "$3"
+	fi
+}
+
+# --- what the agent must not reach --------------------------------------------------------------
+run_cmd r "$SSEBENCH" dataset validate "$DATASET"
+is "$r_rc" 0 "the integrity dataset is valid"
+$DOCKER image inspect "$BASE" >/dev/null 2>&1 || bail "no base image $BASE (ssebench images base c)"
+$DOCKER network create --label ssebench.integrity=1 "$TESTNET" >/dev/null || bail "cannot create $TESTNET"
+$DOCKER run -d --rm --name "$LISTENER" --label ssebench.integrity=1 --network bridge "$BASE" perl -e '
+	use IO::Socket::INET; $| = 1;
+	my $s = IO::Socket::INET->new(LocalPort => $ARGV[0], Listen => 64, ReuseAddr => 1) or die "listen: $!";
+	while (my $c = $s->accept) { print "conn ", $c->peerhost, "\n"; print $c "HTTP/1.0 200 OK\r\n\r\nLISTENER-REACHED\n"; close $c }' \
+	"$LISTENER_PORT" >/dev/null || bail "cannot start the listener container"
+$DOCKER network connect "$TESTNET" "$LISTENER" || bail "cannot attach the listener to $TESTNET"
+LISTENER_IPS=$($DOCKER inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}' "$LISTENER")
+LISTENER_IPS=${LISTENER_IPS% }
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 0)); s.listen(64)
+open(sys.argv[1] + ".port", "w").write("%d\n" % s.getsockname()[1])
+while True:
+    c, a = s.accept()
+    with open(sys.argv[1], "a") as f: f.write("conn %s %d\n" % (a[0], int(time.time() * 1000)))
+    try: c.sendall(b"HTTP/1.0 200 OK\r\n\r\nHOST-LISTENER\n")
+    except OSError: pass
+    c.close()' "$HOST_LOG" &
+host_pid=$!
+for _ in $(seq 50); do [ -s "$HOST_LOG.port" ] && break; sleep 0.1; done
+HOST_PORT=$(cat "$HOST_LOG.port" 2>/dev/null)
+[ -n "$HOST_PORT" ] || bail "the host listener did not start"
+# Controls: both listeners answer where nothing stops them, so "blocked" below means blocked.
+c=$(curl -s -m 5 "http://127.0.0.1:$HOST_PORT/")
+is "$c" HOST-LISTENER "control: the host listener answers on the host"
+ok=0
+for ip in $LISTENER_IPS; do
+	[ "$(curl -s -m 5 "http://$ip:$LISTENER_PORT/")" = LISTENER-REACHED ] || ok=1
+done
+ok $ok "control: the listener container answers from the host on $LISTENER_IPS"
+c=$($DOCKER run --rm --network "$TESTNET" "$BASE" curl -s -m 5 "http://${LISTENER_IPS##* }:$LISTENER_PORT/" 2>/dev/null)
+is "$c" LISTENER-REACHED "control: the listener container answers a container on $TESTNET"
+agents_net=${PROJECT}_agents
+gateway() { $DOCKER network inspect -f '{{range .IPAM.Config}}{{.Gateway}}{{end}}' "$agents_net" 2>/dev/null; }
+host_addrs() { # every IPv4 address of the host but loopback and the run network's gateway
+	ip -4 -o addr show 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | grep -v '^127\.' | grep -vxF "$(gateway)" | tr '\n' ' '
+}
+diag "listener container: $LISTENER_IPS port $LISTENER_PORT; host listener port $HOST_PORT; host addresses: $(host_addrs)"
+
+# make_agents DIR LEVEL [KEY=VALUE...]: the agent folders for one run, with targets.env.
+make_agents() {
+	local dir=$1 level=$2
+	shift 2
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp -a "$HERE/agents/hostile" "$HERE/agents/victim" "$dir/"
+	{
+		echo "LEVEL=$level"
+		echo "LISTENER_IPS='$LISTENER_IPS'"
+		echo "LISTENER_PORT=$LISTENER_PORT"
+		echo "HOST_PORT=$HOST_PORT"
+		echo "HOST_ADDRS='$(host_addrs)'"
+		echo "GATEWAY='$(gateway)'"
+		for kv in "$@"; do echo "$kv"; done
+	} >"$dir/hostile/targets.env"
+}
+
+# Per level: the checks hostile.sh must report, and those a level adds.
+COMMON_CHECKS="agent-uid agent-groups agent-caps agent-nnp agent-seccomp agent-env agent-fds difficulty-env
+core-rlimit one-commit git-dirs read-config read-patch read-test-diff read-pocs list-ssebench read-repo
+read-reference-mount read-results read-secrets read-runner-dir read-daemon-state hidden-dir-modes
+fs-grep-markers hardlink-root-file symlink-root-file admin-socket-connect admin-socket-proc-root
+admin-socket-replace unix-socket-sweep agent-socket-unlink agent-socket-rename agent-socket-replace
+socket-dirs tcp-port-hijack ref-patch-socket ref-patch-tcp-notoken ref-patch-tcp-token ref-patch-tcp-xtoken
+ref-patch-tcp-badtoken ref-patch-tcp-own-address ref-patch-variants admin-routes
+agent-exited-not-carried-out public-view-clean hooks-installed
+bencher-build-sock bencher-run_poc-sock bencher-function_test-sock bencher-intent_test-sock
+bencher-build-tcp bencher-run_poc-tcp bencher-function_test-tcp bencher-intent_test-tcp
+tools-tcp-notoken bencher-grading-flag bencher-param-tricks bencher-poc-path-tricks
+proc-other-users-during-checks proc-runner-paths proc-daemon-workers proc-root-files proc-root-cmdline
+ptrace-root process-vm-readv signal-root kernel-knobs setuid-binaries setuid-probe filecap-probe
+setuid-copy userns net-listener-containers net-host-gateway net-host-addresses net-bash-tool
+bash-tool-works bash-tool-groups bash-tool-privs bash-tool-env bash-tool-env-matches-agent bash-tool-fds bash-tool-read-hidden
+bash-tool-admin-socket bash-tool-ptrace-root symlink-in-tree-diff dialog-symlink git-config-exec
+other-runs-scan leftovers-started no-marker-in-replies agent-finished"
+level_checks() {
+	case $1 in
+	0) echo "runner-leftovers-dead exfil-poc-via-runner exfil-hidden-test-via-runner" ;;
+	1) echo "runner-leftovers-dead exfil-poc-via-runner" ;;
+	2 | 3) echo "runner-leftovers-dead" ;;
+	esac
+	[ "${2:-}" = victim ] && echo "other-run-found other-run-reference-patch other-run-diff other-run-bash other-run-endpoints"
+}
+# Known limitations (TODO): what a level hands to the agent's own code by design.
+todo_reason() {
+	case $1 in
+	exfil-poc-via-runner) echo "run_poc hands the PoC to code the agent wrote (README: known limitations)" ;;
+	exfil-hidden-test-via-runner) echo "intent_test runs code the agent wrote next to the hidden tests (README: known limitations)" ;;
+	esac
+}
+HOOK_CHECKS="runner-uid runner-privs runner-env read-patch read-test-diff read-pocs read-config list-ssebench
+read-repo read-results read-secrets read-reference list-runner-dir write-outside admin-socket
+agent-socket-reference tcp-reference runner-vs-root stage-scan grep-fix leftover-alive"
+HB_KINDS="doublefork setsid nohup sigignore bashtool-setsid bashtool-bg"
+markers_re='SSEBENCH-INTEGRITY-(FIX-7f3a|HIDDEN-c41d|POC-9e2b)'
+
+# check_run LEVEL DIR RC [victim]: everything the run left, judged.
+check_run() {
+	local L=$1 dir=$2 rc=$3 extra=${4:-} out st name detail f
+	local P="L$L:"
+	out=$dir/archive/hostile.txt
+	is "$rc" 0 "$P the run exits 0 (graded)"
+	ok "$([ -f "$dir/result.json" ] && [ ! -L "$dir/result.json" ]; echo $?)" "$P result.json is a regular file"
+	st=$(json "$dir/result.json" 'd["patch_result"]["status"]')
+	is "$st" failed "$P grade-honest: graded 'failed' (no fix: neither passed nor an error)"
+	[ "$st" = failed ] || diag "$(json "$dir/result.json" 'd["patch_result"]["error_msg"]')"
+	is "$(json "$dir/result.json" 'd["patch_result"]["pov_passed"]')" 0 "$P grade-honest: the PoC still reproduces in grading"
+	is "$(json "$dir/result.json" 'd["config"]["difficulty"]')" "$L" "$P the result records difficulty $L"
+	if [ ! -s "$out" ]; then
+		ok 1 "$P the hostile agent reported (archive/hostile.txt)"
+		diag "$(tail -20 "$dir/agent.log" 2>/dev/null)"
+		return
+	fi
+	# Every line is a check; info lines are notes.
+	while read -r name st detail; do
+		case $st in
+		info) diag "$P $name: $detail" ;;
+		blocked | ok)
+			if [ -n "$(todo_reason "$name")" ]; then todo 0 "$P $name" "$(todo_reason "$name")"; else ok 0 "$P $name"; fi ;;
+		*)
+			if [ -n "$(todo_reason "$name")" ]; then
+				todo 1 "$P $name" "$(todo_reason "$name")"
+			else
+				ok 1 "$P $name"
+			fi
+			diag "$st: $detail" ;;
+		esac
+	done <"$out"
+	for name in $COMMON_CHECKS $(level_checks "$L" "$extra"); do
+		grep -q "^$name " "$out" || { ok 1 "$P $name (missing: the agent never reported it)"; }
+	done
+	[ "$(grep -c '^agent-finished ok' "$out")" = 1 ] || diag "$(tail -30 "$dir/agent.log" 2>/dev/null)"
+
+	# The committed hooks, as sse-runner: in grading always, in test_patch when a check ran.
+	grep -h '^HOOK ' "$dir"/scriptrunner-*.log 2>/dev/null | sort -u >"$SB_TMP/hooks-$L"
+	local phases=grading
+	[ "$L" -le 3 ] && phases="test_patch grading"
+	for ph in $phases; do
+		for name in $HOOK_CHECKS; do
+			local lines bad
+			lines=$(awk -v p="$ph" -v n="$name" '$2 == p && $4 == n' "$SB_TMP/hooks-$L")
+			bad=$(printf '%s\n' "$lines" | awk '$5 != "blocked" && $5 != "ok" && $5 != "info" && NF > 0')
+			if [ -z "$lines" ]; then
+				ok 1 "$P hook[$ph] $name (missing: the hook did not run in $ph)"
+			else
+				ok "$([ -z "$bad" ]; echo $?)" "$P hook[$ph] $name ($(printf '%s\n' "$lines" | awk '{print $3}' | sort -u | tr '\n' ' ' | sed 's/ $//'))"
+				[ -z "$bad" ] || diag "$bad"
+			fi
+		done
+	done
+	like "$(awk '$2 == "grading" {print $3}' "$SB_TMP/hooks-$L" | sort -u | tr '\n' ' ')" '^build check poc $' \
+		"$P the hooks ran in every grading check (build, PoC, tests)"
+	awk '$5 == "info"' "$SB_TMP/hooks-$L" | sed 's/^/hook note: /' | while read -r l; do diag "$l"; done
+
+	# Processes left behind: every heartbeat stopped before grading started.
+	local t_end t_eval
+	t_end=$(python3 - "$dir/entrypoint.log" <<'EOF'
+import datetime, sys
+for line in open(sys.argv[1]):
+    if "evaluator started" in line:
+        t = datetime.datetime.strptime(line.split()[0], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+        print(int(t.timestamp() * 1000)); break
+EOF
+)
+	t_eval=${t_end:-0}
+	local kinds=$HB_KINDS
+	[ "$extra" = victim ] && kinds="$kinds forkbomb"
+	for k in $kinds; do
+		f=$dir/archive/hb-$k
+		local last
+		last=$(tr -dc '0-9' <"$f" 2>/dev/null)
+		if [ -z "$last" ] || [ "$t_eval" = 0 ]; then
+			ok 1 "$P leftover $k: dead before grading (no heartbeat or no 'evaluator started')"
+			continue
+		fi
+		ok "$([ "$last" -lt "$t_eval" ]; echo $?)" "$P leftover $k: dead before grading"
+		[ "$last" -lt "$t_eval" ] || diag "last heartbeat $last ms, evaluator started $t_eval ms"
+	done
+
+	# Links planted in the archive: left as links, nothing written through them.
+	local links="result.json:../result.json summary.json:/var/lib/ssebench/results/result.json
+dialog.jsonl:/etc/shadow final.patch:/ssebench/diffs/patch.diff entrypoint.log:/var/lib/ssebench/results/entrypoint.log
+results-dir:/var/lib/ssebench/results run-dir:.. etc:/etc" bad=""
+	for l in $links; do
+		[ "$(readlink "$dir/archive/${l%%:*}")" = "${l#*:}" ] || bad="$bad ${l%%:*}"
+	done
+	ok "$([ -z "$bad" ]; echo $?)" "$P archive links stay links to the same targets (nothing replaced or followed)"
+	[ -z "$bad" ] || diag "changed:$bad"
+	bad=""
+	for f in result.json summary.json final.patch commits.log entrypoint.log daemon.log evaluator.log agent.log; do
+		[ -f "$dir/$f" ] && [ ! -L "$dir/$f" ] || bad="$bad $f"
+	done
+	ok "$([ -z "$bad" ]; echo $?)" "$P run directory files are regular files"
+	[ -z "$bad" ] || diag "not regular:$bad"
+	bad=$(find "$dir" -path "$dir/archive" -prune -o -type l -print)
+	ok "$([ -z "$bad" ]; echo $?)" "$P no link outside the archive in the run directory"
+	ok "$([ ! -e "$dir/archive/gitmark" ]; echo $?)" "$P git configuration planted in the tree ran nothing (test_patch, capture, grading)"
+	[ -e "$dir/archive/gitmark" ] && diag "$(cat "$dir/archive/gitmark")"
+	bad=$(grep -rlsE "$markers_re" "$dir/archive" "$dir/final.patch" "$dir/commits.log" "$dir/agent.log" 2>/dev/null)
+	ok "$([ -z "$bad" ]; echo $?)" "$P no hidden material in what the agent left (archive, final.patch, commits.log, agent.log)"
+	[ -z "$bad" ] || diag "$bad"
+	like "$(cat "$dir/final.patch")" '^\+\+\+ b/\.hooks/hook\.sh' "$P the committed hooks are in final.patch (so grading ran them)"
+}
+
+# run_level LEVEL [KEY=VALUE...]: one hostile run.
+run_level() {
+	local L=$1 agents=$SB_TMP/agents-L$1 t0
+	shift
+	make_agents "$agents" "$L" "$@"
+	t0=$(date +%s)
+	run_cmd r env SSEBENCH_AGENTS="$agents" ${RUN_ENV:-} "$SSEBENCH" run --local "$DATASET" --task "$TASK" \
+		--agent hostile --model none --difficulty "$L" --run-id "hostile-L$L-$tag" --timeout 900
+	diag "L$L: run took $(($(date +%s) - t0)) s: $(printf '%s\n' "$r_out" | tail -2 | tr '\n' ' ')"
+	[ "$r_rc" = 0 ] || diag "$(printf '%s\n' "$r_err" | tail -20)"
+	RUN_RC=$r_rc
+	RUN_DIR=$SSEBENCH_RESULTS/$TASK/none/hostile/hostile-L$L-$tag
+}
+
+for L in $LEVELS; do
+	case $L in
+	0) run_level 0; check_run 0 "$RUN_DIR" "$RUN_RC" ;;
+	2) run_level 2 FILL_MB=1024; check_run 2 "$RUN_DIR" "$RUN_RC" ;;
+	4)
+		# A second run on the same network, tools open (level 0), waiting to be attacked.
+		vdir=$SSEBENCH_RESULTS/$TASK/none/victim/victim-$tag
+		make_agents "$SB_TMP/agents-victim" 0
+		SSEBENCH_AGENTS=$SB_TMP/agents-victim "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent victim --model none \
+			--difficulty 0 --run-id "victim-$tag" --timeout 1800 >"$SB_TMP/victim.out" 2>&1 &
+		victim_pid=$!
+		for _ in $(seq 1200); do
+			[ -e "$vdir/archive/victim-started" ] && break
+			kill -0 "$victim_pid" 2>/dev/null || break
+			sleep 0.5
+		done
+		vip=$($DOCKER inspect -f "{{with index .NetworkSettings.Networks \"$agents_net\"}}{{.IPAddress}}{{end}}" "ssebench-victim-$tag" 2>/dev/null)
+		ok "$([ -n "$vip" ]; echo $?)" "L4: the victim run is in its agent phase (${vip:-no address})"
+		[ -n "$vip" ] || diag "$(tail -20 "$SB_TMP/victim.out")"
+		# Level 4 with the victim, and a fork bomb under a small pids limit at the end.
+		RUN_ENV="SSEBENCH_PIDS=512" run_level 4 "VICTIM_IP=$vip" FORKBOMB=1
+		check_run 4 "$RUN_DIR" "$RUN_RC" victim
+		touch "$vdir/archive/stop"
+		wait "$victim_pid"
+		vrc=$?
+		victim_pid=""
+		is "$vrc" 0 "L4: the victim run exits 0"
+		v=$vdir/archive/victim.txt
+		like "$(cat "$v" 2>/dev/null)" '^victim-untouched blocked' "L4: victim-untouched: nothing the other run sent ran in the victim"
+		like "$(cat "$v" 2>/dev/null)" '^victim-stopped ok told to stop' "L4: the victim stayed in its agent phase until told to stop"
+		st=$(json "$vdir/result.json" 'd["patch_result"]["status"]')
+		like "$st" '^(passed|failed)$' "L4: the victim run was graded ($st)"
+		;;
+	*) bail "no plan for level $L" ;;
+	esac
+done
+
+# Nothing reached the listeners from a run container.
+sleep 1
+conns=$(awk '{print $2}' "$HOST_LOG" 2>/dev/null | sort | uniq -c | tr '\n' ';')
+ok "$(awk '$2 != "127.0.0.1"' "$HOST_LOG" 2>/dev/null | grep -q . && echo 1 || echo 0)" \
+	"the host listener saw no connection but the host's own control"
+diag "host listener connections: ${conns:-none}"
+peers=$($DOCKER logs "$LISTENER" 2>/dev/null | awk '/^conn / {print $2}' | sort -u | tr '\n' ' ')
+subnet=$($DOCKER network inspect -f '{{range .IPAM.Config}}{{.Subnet}}{{end}}' "$agents_net" 2>/dev/null)
+ok "$(python3 -c '
+import ipaddress, sys
+net = ipaddress.ip_network(sys.argv[1])
+sys.exit(1 if any(ipaddress.ip_address(p) in net for p in sys.argv[2].split()) else 0)' "${subnet:-0.0.0.0/32}" "$peers"; echo $?)" \
+	"the listener container saw no connection from the run network $subnet"
+diag "listener container peers: ${peers:-none}"
+diag "suite wall time: $(($(date +%s) - t_start)) s"
+done_testing
