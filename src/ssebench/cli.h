@@ -49,6 +49,7 @@ char *cli_default_dataset(void);
 
 /* Subcommand entry points. */
 int cmd_dataset_validate(const struct cli_command *cmd, int argc, char **argv);
+int cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv);
 int cmd_tasks_list(const struct cli_command *cmd, int argc, char **argv);
 int cmd_run(const struct cli_command *cmd, int argc, char **argv);
 int cmd_build_case(const struct cli_command *cmd, int argc, char **argv);

@@ -34,6 +34,14 @@ static const struct cli_command dataset_commands[] = {
 		    "or 'DIR: N tasks are valid' and exits 0.\n",
 	    .run = cmd_dataset_validate,
 	},
+	{
+	    .name = "verify",
+	    .summary = "run every task with the reference and dummy agents and check its PoCs",
+	    .usage = "ssebench dataset verify [TASK...] [--dir DIR] [-j N] [--repeat N] "
+		     "[-o OUTPUT] [--timeout SECONDS]",
+	    .help = "See docs/tasks.md (Verifying a task).\n",
+	    .run = cmd_dataset_verify,
+	},
 	{ .name = NULL },
 };
 
