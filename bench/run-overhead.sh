@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# bench/run-overhead.sh [TASK] [N]: what `ssebench run` costs beyond the work it must do.
+# bench/run-overhead.sh [TASK] [N] [DATASET]: what `ssebench run` costs beyond the work it
+# must do (defaults: cjson-CVE-2023-53154, 5, datasets/pilot; the integrity suite's small
+# task: `bench/run-overhead.sh tinyfield-overflow 5 tests/integrity/dataset`).
 #
 #  - the wall time of `ssebench run --agent dummy` with warm caches, median of N (5), and
 #    that minus the task scripts' own time (from the run's scriptrunner logs);
@@ -12,6 +14,7 @@ set -u
 SB_SRCDIR=${SB_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 TASK=${1:-cjson-CVE-2023-53154}
 N=${2:-5}
+DATASET=${3:-$SB_SRCDIR/datasets/pilot}
 SSEBENCH=${SSEBENCH:-$SB_SRCDIR/ssebench}
 DOCKER=${SSEBENCH_DOCKER:-/usr/bin/docker}
 export SSEBENCH_RESULTS=${SSEBENCH_RESULTS:-$(mktemp -d /tmp/sb-bench.XXXXXX)}
@@ -19,12 +22,12 @@ median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 now() { date +%s.%N; }
 
 echo "warming up (first run builds what is missing)..."
-"$SSEBENCH" run --local "$SB_SRCDIR/datasets/pilot" --task "$TASK" --agent dummy --run-id warm-$$ >/dev/null 2>&1 ||
+"$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --run-id warm-$$ >/dev/null 2>&1 ||
 	{ echo "the warm-up run failed" >&2; exit 1; }
 totals=() overheads=() imgs=()
 for i in $(seq "$N"); do
 	t0=$(now)
-	"$SSEBENCH" run --local "$SB_SRCDIR/datasets/pilot" --task "$TASK" --agent dummy \
+	"$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy \
 		--run-id "bench$i-$$" >"$SSEBENCH_RESULTS/out$i" 2>&1
 	t1=$(now)
 	dir=$SSEBENCH_RESULTS/$TASK/none/dummy/bench$i-$$
