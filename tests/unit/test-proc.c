@@ -6,7 +6,8 @@
  * account and no run container uses. They leave the test's process group and session
  * (setsid, double fork), as an agent's leftovers do, so only a kill by uid reaches them.
  *
- * The last case fills a pids cgroup (cgroup v1 pids controller, as on this machine kind)
+ * The last case fills a pids cgroup (the cgroup v1 pids controller, as on this machine
+ * kind, or cgroup v2)
  * with a fork bomb of TEST_UID: the usual kill, which forks a child that drops to the uid,
  * cannot fork there, and the kill must still leave nothing (the integrity suite's level-4
  * run came out unscored before that path existed). Without a pids controller that case says
@@ -31,6 +32,7 @@
 
 #define TEST_UID     60999
 #define PIDS_ROOT    "/sys/fs/cgroup/pids"
+#define CGROUP2_ROOT "/sys/fs/cgroup"
 #define WAIT_MS      10000
 #define BOMB_PIDS    48
 
@@ -128,6 +130,26 @@ write_str(const char *path, const char *s)
 	return n == (ssize_t)strlen(s) ? 0 : -1;
 }
 
+/* Where a child pids cgroup can be made: the v1 controller, or the v2 root with pids on. */
+static const char *
+pids_root(void)
+{
+	char buf[512] = "";
+	ssize_t n;
+	int fd;
+
+	if (access(PIDS_ROOT "/cgroup.procs", W_OK) == 0)
+		return PIDS_ROOT;
+	fd = open(CGROUP2_ROOT "/cgroup.controllers", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || strstr(buf, "pids") == NULL)
+		return NULL;
+	return write_str(CGROUP2_ROOT "/cgroup.subtree_control", "+pids") == 0 ? CGROUP2_ROOT : NULL;
+}
+
 /*
  * Everything runs in a child moved into a fresh pids cgroup: that child starts the bomb,
  * waits until the cgroup is full (its own fork fails), kills the uid and reports how many
@@ -139,10 +161,12 @@ START_TEST(test_kill_when_fork_fails)
 	int status;
 	pid_t worker;
 
-	if (access(PIDS_ROOT "/cgroup.procs", W_OK) != 0)
-		ck_abort_msg("no writable pids cgroup controller at " PIDS_ROOT
-			     ": cannot test a kill with the pids limit used up");
-	snprintf(cg, sizeof(cg), PIDS_ROOT "/sb-test-proc-%d", (int)getpid());
+	const char *root = pids_root();
+
+	if (root == NULL)
+		ck_abort_msg("no writable pids cgroup controller (v1 at " PIDS_ROOT ", or v2 at "
+			     CGROUP2_ROOT "): cannot test a kill with the pids limit used up");
+	snprintf(cg, sizeof(cg), "%s/sb-test-proc-%d", root, (int)getpid());
 	ck_assert_int_eq(mkdir(cg, 0755), 0);
 	snprintf(file, sizeof(file), "%s/pids.max", cg);
 	snprintf(num, sizeof(num), "%d", BOMB_PIDS);
