@@ -7,9 +7,8 @@
  * (setsid, double fork), as an agent's leftovers do, so only a kill by uid reaches them.
  *
  * The last case fills a pids cgroup (the cgroup v1 pids controller, as on this machine
- * kind, or cgroup v2)
- * with a fork bomb of TEST_UID: the usual kill, which forks a child that drops to the uid,
- * cannot fork there, and the kill must still leave nothing (the integrity suite's level-4
+ * kind, or cgroup v2) with a fork bomb of TEST_UID: the usual kill, which forks a child that
+ * drops to the uid, cannot fork there, and the kill must still leave nothing (the integrity suite's level-4
  * run came out unscored before that path existed). Without a pids controller that case says
  * so and fails, rather than pass without having tried.
  */
