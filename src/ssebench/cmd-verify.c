@@ -39,6 +39,7 @@
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/parse.h"
+#include "sb/runlimits.h"
 #include "sb/sha256.h"
 #include "sb/sig.h"
 #include "sb/spawn.h"
@@ -285,8 +286,10 @@ start_pocs(struct verify *vf, struct vtask *vt, struct sb_error **err)
 		return sb_error_errno(err, errno, "open '%s'", out);
 	vt->container = sb_xasprintf("ssebench-verify-%s-%s", vf->stamp, vt->short_id);
 	sb_argv_pushl(&argv, docker_path(), "run", "--rm", "--sig-proxy=false", "--name",
-	    vt->container, "--network", "none", "--user", "0:0", "--entrypoint", "/bin/sh",
-	    "--label", NULL);
+	    vt->container, "--network", "none", "--user", "0:0",
+	    /* The shell only interprets verify.sh, a file; every value below is its own argv
+	     * element, never part of a command string (DESIGN.md: argv only). */
+	    "--entrypoint", "/bin/sh", "--label", NULL);
 	sb_argv_pushf(&argv, "ssebench.verify=%s", vf->stamp);
 	sb_argv_push(&argv, "--label");
 	sb_argv_pushf(&argv, "ssebench.task-id=%s", vt->t->name);
@@ -294,7 +297,7 @@ start_pocs(struct verify *vf, struct vtask *vt, struct sb_error **err)
 	sb_argv_push(&argv, "--mount");
 	sb_argv_pushf(
 	    &argv, "type=bind,source=%s,target=/opt/ssebench-verify,readonly", vf->script_dir);
-	sb_argv_pushl(&argv, "--ulimit", "core=0", "--pids-limit", "4096", image,
+	sb_argv_pushl(&argv, "--ulimit", "core=0", "--pids-limit", SB_RUN_PIDS_DEFAULT, image,
 	    "/opt/ssebench-verify/verify.sh", "-n", NULL);
 	sb_argv_pushf(&argv, "%u", vf->repeat);
 	sb_argv_push(&argv, "-b");
