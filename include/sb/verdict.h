@@ -86,4 +86,15 @@ const char *sb_iso_tier(const struct sb_iso_record *r, enum sb_iso_phase upto);
  */
 json_t *sb_iso_to_json(const struct sb_iso_record *r, enum sb_iso_phase upto);
 
+/*
+ * Fold into r what another container saw in phase ph (sidecar mode: the task container's
+ * isolation record, as sb_iso_to_json wrote it). Each property that side marked "held" or
+ * "failed" is noted with its detail prefixed by where ("task container: ..."), so a failure
+ * on either side fails the run; what it did not check stays as r has it. Returns false, and
+ * notes nothing, when doc has no object for phase ph, or when its egress claim is not r's:
+ * the caller must then treat that side as unchecked.
+ */
+bool sb_iso_merge_json(struct sb_iso_record *r, enum sb_iso_phase ph, const json_t *doc,
+    const char *where);
+
 #endif

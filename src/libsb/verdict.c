@@ -174,3 +174,32 @@ sb_iso_to_json(const struct sb_iso_record *r, enum sb_iso_phase upto)
 	json_object_set_new(j, "phases", ph_obj);
 	return j;
 }
+
+bool
+sb_iso_merge_json(struct sb_iso_record *r, enum sb_iso_phase ph, const json_t *doc,
+    const char *where)
+{
+	const json_t *o;
+	const char *egress;
+
+	if ((unsigned)ph >= SB_ISO_PHASE_COUNT || !json_is_object(doc))
+		return false;
+	egress = json_string_value(json_object_get(doc, "egress"));
+	if (egress == NULL || strcmp(egress, r->egress_restricted ? "restricted" : "open") != 0)
+		return false;
+	o = json_object_get(json_object_get(doc, "phases"), phases[ph]);
+	if (!json_is_object(o))
+		return false;
+	for (int p = 0; p < SB_ISO_PROP_COUNT; p++) {
+		const json_t *e = json_object_get(o, props[p].name);
+		const char *st = json_string_value(json_object_get(e, "status"));
+		const char *detail = json_string_value(json_object_get(e, "detail"));
+
+		if (st == NULL)
+			continue;
+		if (strcmp(st, "held") == 0 || strcmp(st, "failed") == 0)
+			sb_iso_note(r, ph, (enum sb_iso_prop)p, strcmp(st, "held") == 0, "%s: %s",
+			    where, detail != NULL ? detail : "");
+	}
+	return true;
+}

@@ -175,6 +175,55 @@ START_TEST(test_detail_bounded)
 }
 END_TEST
 
+/*
+ * Sidecar mode: the task container's record folded into the agent container's. A failure
+ * on the task side fails the run, what only the task side checked counts, and a record for
+ * another egress claim or without the phase is refused (so that side stays unchecked).
+ */
+START_TEST(test_merge_other_side)
+{
+	struct sb_iso_record agent, task;
+	char *failed = NULL;
+	json_t *doc;
+
+	/* The task side holds everything; the agent side never checked the runner. */
+	all_held(&task, true, SB_ISO_BEFORE_AGENT);
+	all_held(&agent, true, SB_ISO_BEFORE_AGENT);
+	agent.state[SB_ISO_BEFORE_AGENT][SB_ISO_RUNNER_IDENTITY] = SB_ISO_UNCHECKED;
+	ck_assert(!sb_iso_verdict(&agent, SB_ISO_BEFORE_AGENT, NULL));
+	doc = sb_iso_to_json(&task, SB_ISO_BEFORE_AGENT);
+	ck_assert(sb_iso_merge_json(&agent, SB_ISO_BEFORE_AGENT, doc, "task container"));
+	ck_assert(sb_iso_verdict(&agent, SB_ISO_BEFORE_AGENT, NULL));
+	ck_assert_str_eq(agent.detail[SB_ISO_BEFORE_AGENT][SB_ISO_RUNNER_IDENTITY],
+	    "task container: ok");
+	json_decref(doc);
+
+	/* One failure on the task side: the merged run is not scored, and it is named. */
+	task.state[SB_ISO_BEFORE_AGENT][SB_ISO_TASK_FILES_HIDDEN] = SB_ISO_UNCHECKED;
+	sb_iso_note(&task, SB_ISO_BEFORE_AGENT, SB_ISO_TASK_FILES_HIDDEN, false, "read /ssebench");
+	doc = sb_iso_to_json(&task, SB_ISO_BEFORE_AGENT);
+	ck_assert(sb_iso_merge_json(&agent, SB_ISO_BEFORE_AGENT, doc, "task container"));
+	ck_assert(!sb_iso_verdict(&agent, SB_ISO_BEFORE_AGENT, &failed));
+	ck_assert_str_eq(failed, "task_files_hidden");
+	ck_assert_str_eq(agent.detail[SB_ISO_BEFORE_AGENT][SB_ISO_TASK_FILES_HIDDEN],
+	    "task container: read /ssebench");
+	free(failed);
+
+	/* The phase is missing, or the claim differs: refused, nothing noted. */
+	all_held(&agent, true, SB_ISO_BEFORE_AGENT);
+	ck_assert(!sb_iso_merge_json(&agent, SB_ISO_BEFORE_GRADING, doc, "task container"));
+	json_decref(doc);
+	all_held(&task, false, SB_ISO_BEFORE_AGENT);
+	task.state[SB_ISO_BEFORE_AGENT][SB_ISO_SECCOMP] = SB_ISO_UNCHECKED;
+	sb_iso_note(&task, SB_ISO_BEFORE_AGENT, SB_ISO_SECCOMP, false, "no filter");
+	doc = sb_iso_to_json(&task, SB_ISO_BEFORE_AGENT);
+	ck_assert(!sb_iso_merge_json(&agent, SB_ISO_BEFORE_AGENT, doc, "task container"));
+	ck_assert(sb_iso_verdict(&agent, SB_ISO_BEFORE_AGENT, NULL));
+	json_decref(doc);
+	ck_assert(!sb_iso_merge_json(&agent, SB_ISO_BEFORE_AGENT, NULL, "task container"));
+}
+END_TEST
+
 static Suite *
 verdict_suite(void)
 {
@@ -189,6 +238,7 @@ verdict_suite(void)
 	tcase_add_test(tc, test_tier_from_established);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_detail_bounded);
+	tcase_add_test(tc, test_merge_other_side);
 	suite_add_tcase(s, tc);
 	return s;
 }
