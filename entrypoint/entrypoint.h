@@ -29,8 +29,23 @@
 #define EP_STOP_GRACE_MS	    5000   /* SIGTERM -> SIGKILL for the daemon and evaluator */
 #define EP_KILL_ROUNDS		    20	   /* sb_proc_kill_uid rounds for the agent's uid */
 
+/*
+ * Which container this entrypoint runs (sandbox-and-sidecar.txt). Sandbox: the one
+ * container, daemon and agent together. Sidecar: the task container runs the daemon and
+ * holds the task; the agent container runs the agent and the evaluator. The two meet
+ * through the daemon's sockets and hand each other their isolation records through files
+ * in the results directory, which only root reaches in either container.
+ */
+enum ep_role { EP_ROLE_SANDBOX, EP_ROLE_SIDECAR_TASK, EP_ROLE_SIDECAR_AGENT };
+
+/* The sidecar hand-over files in the results directory (root-only in both containers). */
+#define EP_SIDECAR_TASK_RECORD "isolation-task.json" /* the task container's isolation */
+#define EP_SIDECAR_PHASE_ENDED "agent-phase-ended"   /* the agent container's "done" */
+#define EP_SIDECAR_WAIT_MIN_S  120 /* least time to wait for the other container */
+
 /* Everything configurable, from the environment (docs/entrypoint.md); lives until exit. */
 struct ep_config {
+	enum ep_role role;   /* --sidecar-task, --sidecar-agent, or sandbox */
 	char *archive;	     /* SSE_ARCHIVE */
 	char *results;	     /* SSE_RESULTS */
 	char *source;	     /* SSE_SOURCE: the agent's working directory */
@@ -129,7 +144,35 @@ bool ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph);
 void ep_write_unscored_result(struct ep *ep, enum sb_iso_phase ph,
     const struct ep_agent_result *ar);
 
+/* sidecar.c */
+
+const char *ep_role_name(enum ep_role role);
+/*
+ * The task container of a sidecar run: the socket directory made root's and 0711, the
+ * daemon, the isolation checks before the agent, then a wait for the agent container's end
+ * of the agent phase, the checks again, and the daemon kept for grading until SIGTERM (or
+ * TIMEOUT + the evaluator's time + a margin, if nobody comes to stop it). Returns the exit
+ * status.
+ */
+int ep_sidecar_task(struct ep *ep);
+/*
+ * The agent container: wait until the task container has recorded phase ph (and, before
+ * the agent, until both daemon sockets answer). Fails on timeout or a stop signal.
+ */
+int ep_sidecar_wait_task(struct ep *ep, enum sb_iso_phase ph, struct sb_error **err);
+/* The agent container: tell the task container that the agent phase is over. */
+int ep_sidecar_mark_phase_ended(struct ep *ep, struct sb_error **err);
+/* Fold the task container's record for phase ph into ep->iso (a missing one fails it). */
+void ep_sidecar_merge_task(struct ep *ep, enum sb_iso_phase ph);
+
 /* supervise.c */
+
+/* GET /version on a Unix socket; 0 if it answered 200. */
+int ep_probe_socket(const char *sock);
+/* Has c been started and not yet reaped? */
+bool ep_child_running(const struct ep_child *c);
+/* Kill every process of the agent's uid in this container, logging why. */
+void ep_kill_agent_uid(struct ep *ep, const char *why);
 
 /* Become subreaper, block the signals we handle and open the signalfd. Before any fork. */
 int ep_supervise_init(struct ep *ep, struct sb_error **err);

@@ -688,17 +688,29 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 	if (ph == SB_ISO_BEFORE_AGENT)
 		sb_iso_record_init(&ep->iso, ep->cfg.egress_restricted);
 	run_probe(ep, ph, "agent", &ep->agent_creds);
-	if (ep->have_runner)
+	if (ep->cfg.role == EP_ROLE_SIDECAR_AGENT)
+		/* No runner here: scripts run in the task container, whose record says how. */
+		ep_sidecar_merge_task(ep, ph);
+	else if (ep->have_runner)
 		run_probe(ep, ph, "runner", &ep->runner_creds);
 	else
 		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_IDENTITY, false, "no runner user '%s'",
 		    ep->cfg.runner_user);
 
-	/* Root's own look: the fix is mounted for the reference agent, and for no other. */
+	/*
+	 * Root's own look: the fix is mounted for the reference agent, and for no other. In
+	 * sidecar mode it is mounted in the agent container only: the task container, whose
+	 * bash tool the agent drives, must never have it.
+	 */
 	mounted = lstat(ep->cfg.reference_path, &st) == 0;
-	sb_iso_note(&ep->iso, ph, SB_ISO_REFERENCE_MOUNT, mounted == ep->cfg.reference_run,
-	    "%s is %s; this is %sa reference run", ep->cfg.reference_path,
-	    mounted ? "mounted" : "absent", ep->cfg.reference_run ? "" : "not ");
+	if (ep->cfg.role == EP_ROLE_SIDECAR_TASK)
+		sb_iso_note(&ep->iso, ph, SB_ISO_REFERENCE_MOUNT, !mounted,
+		    "%s is %s in the task container", ep->cfg.reference_path,
+		    mounted ? "mounted" : "absent");
+	else
+		sb_iso_note(&ep->iso, ph, SB_ISO_REFERENCE_MOUNT, mounted == ep->cfg.reference_run,
+		    "%s is %s; this is %sa reference run", ep->cfg.reference_path,
+		    mounted ? "mounted" : "absent", ep->cfg.reference_run ? "" : "not ");
 
 	/* Whatever nobody answered for has failed: say so by name. */
 	for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
@@ -710,7 +722,10 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 	scored = sb_iso_verdict(&ep->iso, ph, &failed);
 	j = sb_iso_to_json(&ep->iso, ph);
 	json_object_set_new(j, "enforced", json_boolean(ep->cfg.isolation_enforced));
-	if (sb_json_write_atomic_at(ep->results_fd, "isolation.json", j, 0644, &err) < 0) {
+	/* The task container's record is the agent container's to fold in (sidecar.c). */
+	if (sb_json_write_atomic_at(ep->results_fd,
+		ep->cfg.role == EP_ROLE_SIDECAR_TASK ? EP_SIDECAR_TASK_RECORD : "isolation.json", j,
+		0644, &err) < 0) {
 		ep_log(SB_LOG_ERROR, "%s", sb_error_message(err));
 		sb_error_release(&err);
 		scored = false; /* unrecorded is unestablished */

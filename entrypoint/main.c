@@ -41,13 +41,18 @@ static int log_file_fd = -1;
 static void
 usage(FILE *out)
 {
-	fprintf(out, "usage: ssebench-entrypoint [--] COMMAND [ARGUMENTS...]\n"
+	fprintf(out, "usage: ssebench-entrypoint [--sidecar-agent] [--] COMMAND [ARGUMENTS...]\n"
+		     "       ssebench-entrypoint --sidecar-task\n"
 		     "       ssebench-entrypoint --version | --help\n"
 		     "\n"
 		     "PID 1 of a task container: starts ssebench-daemon, runs COMMAND as the\n"
 		     "agent user with a time limit, ends the agent phase, runs the evaluator and\n"
 		     "exits with the agent's status. Configured by environment variables\n"
-		     "(docs/entrypoint.md).\n");
+		     "(docs/entrypoint.md).\n"
+		     "\n"
+		     "Sidecar mode splits this in two containers: --sidecar-task runs the daemon\n"
+		     "next to the task until it is stopped; --sidecar-agent waits for it, then\n"
+		     "runs COMMAND and the evaluator (docs/sidecar.md).\n");
 }
 
 uint64_t
@@ -423,15 +428,25 @@ open_log(struct ep *ep, const char *name, struct sb_error **err)
 	return fd;
 }
 
+/*
+ * Sidecar mode shares one results directory between two entrypoints: each opens only the
+ * logs of what it runs, and the task container's own log has a name of its own.
+ */
 static int
 open_logs(struct ep *ep, struct sb_error **err)
 {
-	ep->log_fd = open_log(ep, "entrypoint.log", err);
+	enum ep_role role = ep->cfg.role;
+
+	ep->log_fd = open_log(ep,
+	    role == EP_ROLE_SIDECAR_TASK ? "task-entrypoint.log" : "entrypoint.log", err);
 	if (ep->log_fd < 0)
 		return -1;
 	log_file_fd = ep->log_fd;
-	ep->daemon_log = open_log(ep, "daemon.log", err);
-	ep->agent_log = ep->daemon_log < 0 ? -1 : open_log(ep, "agent.log", err);
+	if (role != EP_ROLE_SIDECAR_AGENT && (ep->daemon_log = open_log(ep, "daemon.log", err)) < 0)
+		return -1;
+	if (role == EP_ROLE_SIDECAR_TASK)
+		return 0;
+	ep->agent_log = open_log(ep, "agent.log", err);
 	ep->evaluator_log = ep->agent_log < 0 ? -1 : open_log(ep, "evaluator.log", err);
 	return ep->evaluator_log < 0 ? -1 : 0;
 }
@@ -659,6 +674,18 @@ main(int argc, char **argv)
 		usage(stdout);
 		return SB_EXIT_OK;
 	}
+	if (argi < argc && strcmp(argv[argi], "--sidecar-task") == 0) {
+		ep.cfg.role = EP_ROLE_SIDECAR_TASK;
+		if (++argi < argc) {
+			ep_log(SB_LOG_ERROR, "--sidecar-task takes no command: the agent runs in "
+					     "the agent container");
+			usage(stderr);
+			return SB_EXIT_FAILURE;
+		}
+	} else if (argi < argc && strcmp(argv[argi], "--sidecar-agent") == 0) {
+		ep.cfg.role = EP_ROLE_SIDECAR_AGENT;
+		argi++;
+	}
 	if (argi < argc && strcmp(argv[argi], "--") == 0) {
 		argi++;
 	} else if (argi < argc && argv[argi][0] == '-') {
@@ -668,7 +695,7 @@ main(int argc, char **argv)
 		usage(stderr);
 		return SB_EXIT_FAILURE;
 	}
-	if (argi >= argc) {
+	if (argi >= argc && ep.cfg.role != EP_ROLE_SIDECAR_TASK) {
 		ep_log(SB_LOG_ERROR, "no agent command given");
 		usage(stderr);
 		return SB_EXIT_FAILURE;
@@ -707,8 +734,9 @@ main(int argc, char **argv)
 	if (ep_supervise_init(&ep, &err) < 0 || load_config(&ep.cfg, &err) < 0 ||
 	    setup_results(&ep, &err) < 0 || open_logs(&ep, &err) < 0)
 		return fail(&ep, &err);
-	ep_log(SB_LOG_INFO, "ssebench-entrypoint %s (pid %d): results '%s', archive '%s'",
-	    PACKAGE_VERSION, (int)getpid(), ep.cfg.results, ep.cfg.archive);
+	ep_log(SB_LOG_INFO, "ssebench-entrypoint %s (pid %d, %s): results '%s', archive '%s'",
+	    PACKAGE_VERSION, (int)getpid(), ep_role_name(ep.cfg.role), ep.cfg.results,
+	    ep.cfg.archive);
 
 	/* Everything that can be wrong with the configuration is found before anything runs. */
 	if (read_secrets(&ep, &err) < 0 || lookup_users(&ep, &err) < 0)
@@ -719,12 +747,20 @@ main(int argc, char **argv)
 		    ep.cfg.source);
 		return fail(&ep, &err);
 	}
-	if (sb_seccomp_compile(SB_SECCOMP_UNTRUSTED, &ep.seccomp, &err) < 0 ||
-	    setup_archive(&ep, &err) < 0)
+	if (sb_seccomp_compile(SB_SECCOMP_UNTRUSTED, &ep.seccomp, &err) < 0)
+		return fail(&ep, &err);
+	/* The task container leaves the archive alone: the agent container hands it over. */
+	if (ep.cfg.role == EP_ROLE_SIDECAR_TASK)
+		return ep_sidecar_task(&ep);
+	if (setup_archive(&ep, &err) < 0)
 		return fail(&ep, &err);
 
-	if (ep_start_daemon(&ep, &err) < 0)
+	if (ep.cfg.role == EP_ROLE_SIDECAR_AGENT) {
+		if (ep_sidecar_wait_task(&ep, SB_ISO_BEFORE_AGENT, &err) < 0)
+			return fail(&ep, &err);
+	} else if (ep_start_daemon(&ep, &err) < 0) {
 		return fail(&ep, &err);
+	}
 	/*
 	 * A run that cannot establish its isolation is not scored, so the agent does not run
 	 * (fail-closed-verdict): its result names every property that failed.
@@ -739,12 +775,22 @@ main(int argc, char **argv)
 	ep_end_agent_phase(&ep);
 	if (ep.stop_signal != 0)
 		return fail(&ep, NULL);
+	if (ep.cfg.role == EP_ROLE_SIDECAR_AGENT &&
+	    (ep_sidecar_mark_phase_ended(&ep, &err) < 0 ||
+		ep_sidecar_wait_task(&ep, SB_ISO_BEFORE_GRADING, &err) < 0)) {
+		/* No record from the task side: the checks below fail it by name. */
+		ep_log(SB_LOG_ERROR, "%s", sb_error_message(err));
+		sb_error_release(&err);
+		if (ep.stop_signal != 0)
+			return fail(&ep, NULL);
+	}
 	/* Again before grading: what the agent did must not have opened a way in. */
 	if (!ep_isolation_establish(&ep, SB_ISO_BEFORE_GRADING) && ep.cfg.isolation_enforced)
 		ep_write_unscored_result(&ep, SB_ISO_BEFORE_GRADING, &ar);
 	else if (ep_run_evaluator(&ep, &ar) != 0)
 		return fail(&ep, NULL);
-	if (ep.cfg.keep_alive) {
+	/* The agent container keeps nothing alive: the daemon is the task container's. */
+	if (ep.cfg.keep_alive && ep.cfg.role != EP_ROLE_SIDECAR_AGENT) {
 		ep_keep_alive(&ep);
 		ep_cleanup(&ep);
 		ep_log(SB_LOG_INFO, "exiting with status 0 after %.1f s (stopped in keep-alive)",

@@ -172,8 +172,8 @@ wait_child_until(struct ep *ep, struct ep_child *c, uint64_t deadline_ms)
 		ep_wait(ep, deadline_ms);
 }
 
-static bool
-child_running(const struct ep_child *c)
+bool
+ep_child_running(const struct ep_child *c)
 {
 	return c->pid > 0 && !c->exited;
 }
@@ -276,11 +276,11 @@ signal_session(pid_t sid, int sig)
 static void
 stop_group(struct ep *ep, struct ep_child *c, uint64_t grace_ms)
 {
-	if (!child_running(c))
+	if (!ep_child_running(c))
 		return;
 	(void)kill(-c->pid, SIGTERM);
 	wait_child_until(ep, c, ep_now_ms() + grace_ms);
-	if (child_running(c)) {
+	if (ep_child_running(c)) {
 		ep_log(SB_LOG_WARN, "%s (pid %d) still running after %.1f s; killing it", c->name,
 		    (int)c->pid, (double)grace_ms / 1000.0);
 		(void)kill(-c->pid, SIGKILL);
@@ -291,8 +291,8 @@ stop_group(struct ep *ep, struct ep_child *c, uint64_t grace_ms)
 }
 
 /* Kill every process of the agent's uid: daemonised, double-forked, new-session ones too. */
-static void
-kill_agent_uid(struct ep *ep, const char *why)
+void
+ep_kill_agent_uid(struct ep *ep, const char *why)
 {
 	struct sb_error *err = NULL;
 	int n = sb_proc_count_uid(ep->agent_creds.uid, NULL);
@@ -309,8 +309,8 @@ kill_agent_uid(struct ep *ep, const char *why)
 }
 
 /* GET /version on a socket; 0 if it answered 200. */
-static int
-probe_socket(const char *sock)
+int
+ep_probe_socket(const char *sock)
 {
 	struct sb_http_target t = { .unix_socket = sock, .base_url = "http://localhost",
 		.timeout_ms = DAEMON_PROBE_MS, .max_reply = REPLY_MAX };
@@ -408,8 +408,8 @@ ep_start_daemon(struct ep *ep, struct sb_error **err)
 			    "the daemon exited with status %d before its sockets answered",
 			    ep->daemon.status);
 		}
-		if (probe_socket(ep->cfg.daemon_socket) == 0 &&
-		    probe_socket(ep->cfg.admin_socket) == 0)
+		if (ep_probe_socket(ep->cfg.daemon_socket) == 0 &&
+		    ep_probe_socket(ep->cfg.admin_socket) == 0)
 			break;
 		now = ep_now_ms();
 		if (now >= deadline) {
@@ -532,17 +532,17 @@ ep_run_agent(struct ep *ep, struct ep_agent_result *ret, struct sb_error **err)
 	    (unsigned)ep->agent_creds.uid, (int)ep->agent.pid, ep->cfg.source,
 	    (unsigned long long)ep->cfg.timeout_s);
 	deadline = ep->agent.start_ms + ep->cfg.timeout_s * 1000;
-	while (child_running(&ep->agent) && ep->stop_signal == 0 && ep_now_ms() < deadline)
+	while (ep_child_running(&ep->agent) && ep->stop_signal == 0 && ep_now_ms() < deadline)
 		ep_wait(ep, deadline);
-	if (child_running(&ep->agent) && ep->stop_signal != 0)
+	if (ep_child_running(&ep->agent) && ep->stop_signal != 0)
 		return 1;
-	if (child_running(&ep->agent)) {
+	if (ep_child_running(&ep->agent)) {
 		/* The time is up: everything of the agent's uid goes, not just its session. */
 		res.timed_out = true;
 		ep_log(SB_LOG_WARN, "agent timed out after %llu s; killing every process of '%s'",
 		    (unsigned long long)ep->cfg.timeout_s, ep->cfg.agent_user);
 		(void)kill(-ep->agent.pid, SIGKILL);
-		kill_agent_uid(ep, "agent timeout");
+		ep_kill_agent_uid(ep, "agent timeout");
 		wait_child_until(ep, &ep->agent, ep_now_ms() + EP_STOP_GRACE_MS);
 		res.status = SB_EXIT_TIMEOUT;
 		res.duration_ms = ep_now_ms() - ep->agent.start_ms;
@@ -586,7 +586,8 @@ notify_daemon(struct ep *ep)
 			    ADMIN_TRIES);
 			sb_error_release(&err);
 		}
-		if (ep->stop_signal != 0 || !child_running(&ep->daemon))
+		if (ep->stop_signal != 0 ||
+		    (ep->cfg.role != EP_ROLE_SIDECAR_AGENT && !ep_child_running(&ep->daemon)))
 			break;
 		until = ep_now_ms() + ADMIN_RETRY_MS;
 		while (ep->stop_signal == 0 && ep_now_ms() < until)
@@ -604,11 +605,14 @@ ep_end_agent_phase(struct ep *ep)
 	if (ep->phase_ended)
 		return;
 	ep->phase_ended = true;
-	kill_agent_uid(ep, "end of the agent phase");
-	if (ep->stop_signal == 0 && child_running(&ep->daemon)) {
+	ep_kill_agent_uid(ep, "end of the agent phase");
+	/* In a sidecar agent container the daemon is the task container's, not our child: it
+	 * kills the agent's processes there (the ones its bash tool started) when told. */
+	if (ep->stop_signal == 0 &&
+	    (ep_child_running(&ep->daemon) || ep->cfg.role == EP_ROLE_SIDECAR_AGENT)) {
 		notify_daemon(ep);
 		/* The daemon's tools could have started agent processes until it closed them. */
-		kill_agent_uid(ep, "end of the agent phase");
+		ep_kill_agent_uid(ep, "end of the agent phase");
 	}
 	if (ep_archive_give_back(ep, &err) < 0) {
 		ep_log(SB_LOG_WARN, "%s", sb_error_message(err));
@@ -665,9 +669,9 @@ ep_run_evaluator(struct ep *ep, const struct ep_agent_result *ar)
 	ep_log(SB_LOG_INFO, "evaluator started: '%s' (pid %d), time limit %llu s",
 	    ep->cfg.evaluator_bin, (int)ep->evaluator.pid, (unsigned long long)limit_s);
 	deadline = ep->evaluator.start_ms + limit_s * 1000;
-	while (child_running(&ep->evaluator) && ep->stop_signal == 0 && ep_now_ms() < deadline)
+	while (ep_child_running(&ep->evaluator) && ep->stop_signal == 0 && ep_now_ms() < deadline)
 		ep_wait(ep, deadline);
-	if (child_running(&ep->evaluator)) {
+	if (ep_child_running(&ep->evaluator)) {
 		if (ep->stop_signal == 0)
 			ep_log(SB_LOG_WARN,
 			    "evaluator ran past its time limit of %llu s; stopping it",
@@ -700,7 +704,7 @@ ep_cleanup(struct ep *ep)
 	uint64_t start = ep_now_ms();
 
 	ep->stopping = true;
-	if (child_running(&ep->evaluator)) {
+	if (ep_child_running(&ep->evaluator)) {
 		ep_log(SB_LOG_INFO, "stopping the evaluator (pid %d)", (int)ep->evaluator.pid);
 		stop_group(ep, &ep->evaluator, EP_STOP_GRACE_MS);
 	}
@@ -708,7 +712,7 @@ ep_cleanup(struct ep *ep)
 	if (ep->agent.pid > 0 && !ep->phase_ended)
 		ep_end_agent_phase(ep);
 	else if (ep->agent_creds.uid != 0)
-		kill_agent_uid(ep, "cleanup");
+		ep_kill_agent_uid(ep, "cleanup");
 	if (ep->archive_fd >= 0) {
 		struct sb_error *err = NULL;
 
@@ -718,7 +722,7 @@ ep_cleanup(struct ep *ep)
 		}
 	}
 	if (ep->daemon.pid > 0) {
-		if (child_running(&ep->daemon)) {
+		if (ep_child_running(&ep->daemon)) {
 			ep_log(SB_LOG_INFO, "stopping the daemon (pid %d)", (int)ep->daemon.pid);
 			signal_session(ep->daemon.pid, SIGTERM);
 			wait_child_until(ep, &ep->daemon, ep_now_ms() + EP_STOP_GRACE_MS);
@@ -726,7 +730,7 @@ ep_cleanup(struct ep *ep)
 		/* Past the grace, or whatever it left behind in its session. */
 		signal_session(ep->daemon.pid, SIGKILL);
 		wait_child_until(ep, &ep->daemon, ep_now_ms() + 1000);
-		if (child_running(&ep->daemon))
+		if (ep_child_running(&ep->daemon))
 			ep_log(SB_LOG_WARN, "the daemon (pid %d) survived SIGKILL",
 			    (int)ep->daemon.pid);
 	}
