@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd-run.c: `ssebench run`: one agent x model x task, in sandbox mode (upstream §1.5).
+ * cmd-run.c: `ssebench run`: one agent x model x task, in sandbox mode (one container) or
+ * sidecar mode (a task container and an agent container; sandbox-and-sidecar.txt),
+ * upstream §1.5 and §1.6.
  *
  * Fail fast on anything the user gave wrong, before building anything; then build the
  * layers (base -> case -> runtime -> tool -> agent), make the networks, the run directory
@@ -287,6 +289,180 @@ wait_container(struct sb_cmd *cmd, const char *name, bool *ret_interrupted)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* What the containers of one run share: the run's settings and its host paths. */
+struct run_ctx {
+	const struct run_opts *o;
+	const char *net, *gateway, *mem, *cpus, *pids;
+	bool canary, reference;
+	char *run_dir, *archive, *secrets, *ref; /* absolute; ref only for the reference agent */
+	char *vol_source, *vol_sockets;		 /* sidecar mode: the two volumes */
+};
+
+static void
+run_ctx_release(struct run_ctx *rx)
+{
+	free(rx->run_dir);
+	free(rx->archive);
+	free(rx->secrets);
+	free(rx->ref);
+	free(rx->vol_source);
+	free(rx->vol_sockets);
+}
+
+/*
+ * Everything a run container gets, in either mode: the network, the labels, what the run
+ * claims (the entrypoint establishes it or the run is not scored), the results directory,
+ * the archive, the secrets file, the resource limits. role is NULL in sandbox mode, or the
+ * sidecar container's role ("task" or "agent"). Both sidecar containers mount the archive
+ * writable (sandbox-and-sidecar: "its archive directory, which is writable by the agent in
+ * both modes"): the agent's commands through the daemon's bash tool run in the task
+ * container and may write their notes there too. It is the agent's only while the agent
+ * phase lasts: the agent container hands it back to root after both daemons' sides have
+ * killed every process of the agent's uid.
+ */
+static void
+push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
+{
+	const struct run_opts *o = rx->o;
+	bool task = role != NULL && strcmp(role, "task") == 0;
+
+	sb_argv_pushl(a, "--network", rx->net, NULL);
+	if (strcmp(o->egress, "open") != 0)
+		sb_argv_pushl(a, "--dns-opt", "timeout:1", "--dns-opt", "attempts:1", NULL);
+	sb_argv_push(a, "--label");
+	sb_argv_pushf(a, "ssebench.run=%s", o->run_id);
+	sb_argv_push(a, "--label");
+	sb_argv_pushf(a, "ssebench.run-id=%s", o->run_id);
+	sb_argv_push(a, "--label");
+	sb_argv_pushf(a, "ssebench.task-id=%s", o->task);
+	sb_argv_push(a, "--label");
+	sb_argv_pushf(a, "ssebench.model=%s", o->model);
+	sb_argv_push(a, "--label");
+	sb_argv_pushf(a, "ssebench.agent=%s", o->agent);
+	sb_argv_push(a, "--label");
+	sb_argv_pushf(a, "ssebench.mode=%s", role != NULL ? "sidecar" : "sandbox");
+	if (role != NULL) {
+		sb_argv_push(a, "--label");
+		sb_argv_pushf(a, "ssebench.sidecar-role=%s", role);
+	}
+	/* The web UI finds a run by one container: the task container in sidecar mode. */
+	if (role == NULL || task)
+		sb_argv_pushl(a, "--label", "ssebench.webui=true", NULL);
+	sb_argv_push(a, "--label");
+	sb_argv_pushf(a, "ssebench.results=%s", rx->run_dir);
+	if (rx->reference)
+		sb_argv_pushl(a, "--label", "ssebench.reference-run=true", NULL);
+	sb_argv_push(a, "-e");
+	sb_argv_pushf(a, "SSE_DIFFICULTY=%u", o->difficulty);
+	sb_argv_push(a, "-e");
+	sb_argv_pushf(a, "TIMEOUT=%llu", (unsigned long long)o->timeout);
+	sb_argv_push(a, "-e");
+	sb_argv_pushf(a, "SSE_KEEP_ALIVE=%d", o->keep ? 1 : 0);
+	sb_argv_push(a, "-e");
+	sb_argv_pushf(a, "SSE_EGRESS=%s", o->egress);
+	if (rx->reference && !task)
+		sb_argv_pushl(a, "-e", "SSE_REFERENCE_RUN=1", NULL);
+	if (rx->gateway != NULL) {
+		sb_argv_push(a, "-e");
+		sb_argv_pushf(a, "SSE_NET_GATEWAY=%s", rx->gateway);
+	}
+	if (rx->canary)
+		sb_argv_pushl(a, "-e", "SSE_NET_CANARY=" NET_CANARY_ADDR, NULL);
+	sb_argv_push(a, "-v");
+	sb_argv_pushf(a, "%s:/var/lib/ssebench/results", rx->run_dir);
+	sb_argv_push(a, "-v");
+	sb_argv_pushf(a, "%s:/tmp/sse-archive", rx->archive);
+	sb_argv_push(a, "--mount");
+	sb_argv_pushf(a, "type=bind,source=%s,target=/run/ssebench-secrets/run.env,readonly",
+	    rx->secrets);
+	/* Resource limits (fail closed: a bad value falls back, never to "unlimited"). */
+	sb_argv_pushl(a, "--memory", rx->mem, "--cpus", rx->cpus, "--pids-limit", rx->pids,
+	    "--ulimit", "core=0", "--security-opt", "no-new-privileges", NULL);
+}
+
+/* The two shared volumes, at the same paths in both sidecar containers. */
+static void
+push_sidecar_volumes(struct sb_argv *a, const struct run_ctx *rx, const char *source)
+{
+	sb_argv_pushl(a, "--mount", NULL);
+	sb_argv_pushf(a, "type=volume,source=%s,target=%s", rx->vol_source, source);
+	sb_argv_pushl(a, "--mount", NULL);
+	sb_argv_pushf(a, "type=volume,source=%s,target=/run/ssebench", rx->vol_sockets);
+}
+
+/* docker volume rm, and docker rm -f of the task container (either may be NULL). */
+static void
+sidecar_remove(const struct run_ctx *rx, const char *task_container)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+
+	if (task_container != NULL) {
+		sb_argv_pushl(&a, "rm", "-f", "-v", task_container, NULL);
+		(void)docker_output(&a, NULL, NULL);
+		sb_argv_release(&a);
+	}
+	sb_argv_pushl(&a, "volume", "rm", "-f", NULL);
+	if (rx->vol_source != NULL)
+		sb_argv_push(&a, rx->vol_source);
+	if (rx->vol_sockets != NULL)
+		sb_argv_push(&a, rx->vol_sockets);
+	if (a.n > 3)
+		(void)docker_output(&a, NULL, NULL);
+}
+
+/*
+ * Sidecar mode, before the agent container: the two volumes (the source tree, the
+ * sockets), labelled with the run, then the task container, detached. Docker fills the
+ * empty source volume from the image's tree (owned by model, one commit); the entrypoint
+ * makes the socket volume root's, mode 0711, before the daemon binds in it.
+ */
+static int
+sidecar_start_task(struct run_ctx *rx, const struct sb_task *t, const char *image,
+    const char *name, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *out = NULL;
+	const char *id = rx->o->run_id;
+
+	rx->vol_source = sb_xasprintf("ssebench-%s-source", id);
+	rx->vol_sockets = sb_xasprintf("ssebench-%s-sockets", id);
+	for (int i = 0; i < 2; i++) {
+		sb_argv_pushl(&a, "volume", "create", "--label", NULL);
+		sb_argv_pushf(&a, "ssebench.run=%s", id);
+		sb_argv_push(&a, i == 0 ? rx->vol_source : rx->vol_sockets);
+		if (docker_output(&a, NULL, err) != 0) {
+			sidecar_remove(rx, NULL);
+			return sb_error_set(err, EIO, "docker volume create %s failed",
+			    i == 0 ? rx->vol_source : rx->vol_sockets);
+		}
+		sb_argv_release(&a);
+	}
+	sb_argv_pushl(&a, "run", "-d", "--name", name, "--hostname", "task", NULL);
+	push_run_args(&a, rx, "task");
+	push_sidecar_volumes(&a, rx, t->config->source.s);
+	sb_argv_push(&a, image);
+	progress("run %s: starting the task container %s", id, name);
+	if (docker_output(&a, &out, err) != 0) {
+		sidecar_remove(rx, name);
+		return sb_error_set(err, EIO, "docker run of the task container %s failed", name);
+	}
+	return 0;
+}
+
+/* After the agent container: remove the task container and the volumes, unless kept. */
+static void
+sidecar_finish(const struct run_ctx *rx, const char *task_container, bool keep)
+{
+	if (keep) {
+		progress("kept: the containers and volumes labelled ssebench.run=%s (remove with "
+			 "ssebench runs rm %s)",
+		    rx->o->run_id, rx->o->run_id);
+		return;
+	}
+	sidecar_remove(rx, task_container);
+	progress("removed the task container %s and the run's volumes", task_container);
+}
+
 static int
 do_run(struct run_opts *o)
 {
@@ -296,8 +472,10 @@ do_run(struct run_opts *o)
 	_cleanup_free_ char *secrets_dir = NULL, *secrets = NULL, *ref = NULL, *net = NULL;
 	_cleanup_free_ char *mem = NULL, *cpus = NULL, *pids = NULL, *log_path = NULL;
 	_cleanup_free_ char *archive = NULL, *started_at = NULL, *container = NULL;
-	_cleanup_free_ char *gateway = NULL;
+	_cleanup_free_ char *gateway = NULL, *task_image = NULL, *task_container = NULL;
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	struct run_ctx rx = { 0 };
+	bool sidecar = strcmp(o->mode, "sidecar") == 0, sidecar_done = false;
 	struct agent_info ag = { NULL, NULL, NULL };
 	struct sb_dataset *ds = NULL;
 	struct sb_task *task = NULL;
@@ -382,21 +560,40 @@ do_run(struct run_opts *o)
 	slash = strrchr(ds->path, '/');
 	dataset_name = sb_xstrdup(slash != NULL ? slash + 1 : ds->path);
 	case_image = image_case(dataset_name, task->name);
-	agent_image = image_agent(&ag, task->name);
+	if (sidecar) {
+		task_image = image_tool_sidecar(task->name);
+		agent_image = image_agent_sidecar(&ag);
+	} else {
+		task_image = image_tool(task->name);
+		agent_image = image_agent(&ag, task->name);
+	}
 	if (mkdir_p(parent, 0755, &err) < 0)
 		goto fail;
 	log_path = sb_xasprintf("%s/.build-%s.log", parent, o->run_id);
 	im.home = cli_home();
 	im.quiet = false;
 	im.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-	progress("run %s: task %s, agent %s, model %s, difficulty %u, egress %s", o->run_id,
-	    o->task, o->agent, o->model, o->difficulty, o->egress);
+	progress("run %s: task %s, agent %s, model %s, difficulty %u, egress %s, mode %s",
+	    o->run_id, o->task, o->agent, o->model, o->difficulty, o->egress, o->mode);
 	if (task_files_digest(task->display, digest, &err) < 0 ||
 	    images_ensure_base(&im, task->base, &err) < 0 ||
 	    images_build_case(&im, ds->path, dataset_name, task, digest, &err) < 0 ||
 	    images_build_runtime(&im, &err) < 0 ||
-	    images_build_tool(&im, task, case_image, &err) < 0 ||
-	    images_build_agent(&im, &ag, task, &err) < 0) {
+	    (sidecar ? images_build_sidecar_case(&im, task, case_image, &err)
+		     : images_build_tool(&im, task, case_image, &err)) < 0) {
+		sb_error_prefix(&err, "build log: %s", log_path);
+		goto fail;
+	}
+	/* Sandbox: the agent on this task's tool image; sidecar: on the shared runtime. */
+	if (sidecar) {
+		_cleanup_free_ char *rt = image_sidecar_agent();
+
+		if (images_build_sidecar_agent(&im, &err) < 0 ||
+		    images_build_agent(&im, &ag, rt, agent_image, &err) < 0) {
+			sb_error_prefix(&err, "build log: %s", log_path);
+			goto fail;
+		}
+	} else if (images_build_agent(&im, &ag, task_image, agent_image, &err) < 0) {
 		sb_error_prefix(&err, "build log: %s", log_path);
 		goto fail;
 	}
@@ -465,72 +662,48 @@ do_run(struct run_opts *o)
 		(void)chmod(ref, 0644);
 	}
 
-	/* --- 4. the container --- */
+	/* --- 4. the container(s) --- */
+	rx.o = o;
+	rx.net = net;
+	rx.gateway = gateway;
+	rx.canary = canary;
+	rx.reference = reference;
+	rx.mem = mem;
+	rx.cpus = cpus;
+	rx.pids = pids;
+	rx.run_dir = realpath(run_dir, NULL);
+	rx.archive = realpath(archive, NULL);
+	rx.secrets = realpath(secrets, NULL);
+	rx.ref = ref != NULL ? realpath(ref, NULL) : NULL;
+	if (rx.run_dir == NULL || rx.archive == NULL || rx.secrets == NULL ||
+	    (ref != NULL && rx.ref == NULL)) {
+		sb_error_errno(&err, errno, "resolve the paths of %s", run_dir);
+		goto fail;
+	}
 	container = sb_xasprintf("ssebench-%s", o->run_id);
+	if (sidecar) {
+		task_container = sb_xasprintf("ssebench-%s-task", o->run_id);
+		if (sidecar_start_task(&rx, task, task_image, task_container, &err) < 0)
+			goto fail;
+	}
 	/* --sig-proxy=false: Ctrl-C is ours to handle (docker stop), not the client's. */
-	sb_argv_pushl(&a, "run", "--sig-proxy=false", "--name", container, "--hostname", "sandbox",
-	    NULL);
+	sb_argv_pushl(&a, "run", "--sig-proxy=false", "--name", container, "--hostname",
+	    sidecar ? "agent" : "sandbox", NULL);
 	if (!o->keep)
 		sb_argv_push(&a, "--rm");
-	sb_argv_pushl(&a, "--network", net, NULL);
-	if (strcmp(o->egress, "open") != 0)
-		sb_argv_pushl(&a, "--dns-opt", "timeout:1", "--dns-opt", "attempts:1", NULL);
-	sb_argv_pushl(&a, "--label", NULL);
-	sb_argv_pushf(&a, "ssebench.run=%s", o->run_id);
-	sb_argv_pushl(&a, "--label", NULL);
-	sb_argv_pushf(&a, "ssebench.run-id=%s", o->run_id);
-	sb_argv_pushl(&a, "--label", NULL);
-	sb_argv_pushf(&a, "ssebench.task-id=%s", o->task);
-	sb_argv_pushl(&a, "--label", NULL);
-	sb_argv_pushf(&a, "ssebench.model=%s", o->model);
-	sb_argv_pushl(&a, "--label", NULL);
-	sb_argv_pushf(&a, "ssebench.agent=%s", o->agent);
-	sb_argv_pushl(&a, "--label", "ssebench.mode=sandbox", "--label", "ssebench.webui=true",
-	    "--label", NULL);
-	{
-		_cleanup_free_ char *abs = realpath(run_dir, NULL);
-
-		sb_argv_pushf(&a, "ssebench.results=%s", abs != NULL ? abs : run_dir);
-		if (reference)
-			sb_argv_pushl(&a, "--label", "ssebench.reference-run=true", NULL);
+	push_run_args(&a, &rx, sidecar ? "agent" : NULL);
+	if (sidecar) {
+		/* The tree and the sockets come from the task container's volumes. */
 		sb_argv_push(&a, "-e");
-		sb_argv_pushf(&a, "SSE_DIFFICULTY=%u", o->difficulty);
-		sb_argv_push(&a, "-e");
-		sb_argv_pushf(&a, "TIMEOUT=%llu", (unsigned long long)o->timeout);
-		sb_argv_push(&a, "-e");
-		sb_argv_pushf(&a, "SSE_KEEP_ALIVE=%d", o->keep ? 1 : 0);
-		/* What the run claims; the entrypoint establishes it or the run is not scored. */
-		sb_argv_push(&a, "-e");
-		sb_argv_pushf(&a, "SSE_EGRESS=%s", o->egress);
-		if (reference)
-			sb_argv_pushl(&a, "-e", "SSE_REFERENCE_RUN=1", NULL);
-		if (gateway != NULL) {
-			sb_argv_push(&a, "-e");
-			sb_argv_pushf(&a, "SSE_NET_GATEWAY=%s", gateway);
-		}
-		if (canary)
-			sb_argv_pushl(&a, "-e", "SSE_NET_CANARY=" NET_CANARY_ADDR, NULL);
-		sb_argv_push(&a, "-v");
-		sb_argv_pushf(&a, "%s:/var/lib/ssebench/results", abs != NULL ? abs : run_dir);
+		sb_argv_pushf(&a, "SSE_SOURCE=%s", task->config->source.s);
+		push_sidecar_volumes(&a, &rx, task->config->source.s);
 	}
-	{
-		_cleanup_free_ char *aa = realpath(archive, NULL), *sa = realpath(secrets, NULL);
-
-		sb_argv_push(&a, "-v");
-		sb_argv_pushf(&a, "%s:/tmp/sse-archive", aa);
+	if (rx.ref != NULL) {
 		sb_argv_push(&a, "--mount");
-		sb_argv_pushf(&a, "type=bind,source=%s,target=/run/ssebench-secrets/run.env,readonly",
-		    sa);
+		sb_argv_pushf(&a, "type=bind,source=%s,target=/reference/patch.diff,readonly",
+		    rx.ref);
 	}
-	if (ref != NULL) {
-		_cleanup_free_ char *ra = realpath(ref, NULL);
-
-		sb_argv_push(&a, "--mount");
-		sb_argv_pushf(&a, "type=bind,source=%s,target=/reference/patch.diff,readonly", ra);
-	}
-	/* Resource limits (fail closed: a bad value falls back, never to "unlimited"). */
-	sb_argv_pushl(&a, "--memory", mem, "--cpus", cpus, "--pids-limit", pids, "--ulimit",
-	    "core=0", "--security-opt", "no-new-privileges", agent_image, NULL);
+	sb_argv_push(&a, agent_image);
 	{
 		_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
 		_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
@@ -552,14 +725,21 @@ do_run(struct run_opts *o)
 		cmd.stderr_fd = SB_CMD_INHERIT;
 		/* Its own process group: the terminal's Ctrl-C reaches us, not the client. */
 		cmd.flags = SB_CMD_NEW_PGRP;
-		progress("starting the container %s (agent phase, then grading)", container);
+		progress(sidecar ? "starting the agent container %s (agent phase, then grading)"
+				 : "starting the container %s (agent phase, then grading)",
+		    container);
 		sb_sig_set_deferred(true);
-		if (sb_cmd_start(&cmd, &err) < 0)
+		if (sb_cmd_start(&cmd, &err) < 0) {
+			sb_sig_set_deferred(false);
 			goto fail;
+		}
 		code = wait_container(&cmd, container, &interrupted);
 		sb_sig_set_deferred(false);
-		progress("the container exited with status %d", code);
+		progress("the %scontainer exited with status %d", sidecar ? "agent " : "", code);
 	}
+	if (sidecar)
+		sidecar_finish(&rx, task_container, o->keep);
+	sidecar_done = true;
 
 	/* --- 5. the result --- */
 	{
@@ -579,9 +759,11 @@ do_run(struct run_opts *o)
 			json_object_set_new(json_object_get(result, "patch_result"), "status",
 			    json_string(run_status_of(json_object_get(result, "patch_result"))));
 		scored = merge_isolation(rfd, result, o->egress);
-		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:[]}", "agent", o->agent,
-		    "model", o->model, "mode", "sandbox", "timeout", (json_int_t)o->timeout,
-		    "difficulty", (int)o->difficulty, "tool_layer", "sandbox", "egress", o->egress,
+		/* Sidecar mode has its own two layers: no tool layer (upstream §1.7, RunConfig). */
+		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[]}", "agent", o->agent,
+		    "model", o->model, "mode", o->mode, "timeout", (json_int_t)o->timeout,
+		    "difficulty", (int)o->difficulty, "tool_layer",
+		    sidecar ? json_null() : json_string("sandbox"), "egress", o->egress,
 		    "reference_run", reference, "plugins");
 		json_object_set(result, "config", cfg);
 		if (sb_json_write_atomic_at(rfd, "result.json", result, 0644, &err) < 0)
@@ -594,6 +776,8 @@ do_run(struct run_opts *o)
 		    "isolation", json_object_get(result, "isolation"), "scored", scored,
 		    "spend", 0.0, "run_id", o->run_id, "started_at", started_at, "plugin_results",
 		    "images", "case", case_image, "agent", agent_image, "case_task_files", digest);
+		json_object_set_new(json_object_get(summary, "images"), "task",
+		    json_string(task_image));
 		json_decref(cfg);
 		if (sb_json_write_atomic_at(rfd, "summary.json", summary, 0644, &err) < 0) {
 			json_decref(summary);
@@ -656,6 +840,10 @@ fail:
 	rc = cli_fail("%s", sb_error_message(err));
 	sb_error_release(&err);
 out:
+	/* A sidecar run that failed before its agent container ended leaves nothing behind. */
+	if (sidecar && !sidecar_done && (rx.vol_source != NULL || task_container != NULL))
+		sidecar_finish(&rx, task_container, o->keep);
+	run_ctx_release(&rx);
 	if (secrets_dir != NULL) {
 		if (secrets != NULL)
 			(void)unlink(secrets);
@@ -731,9 +919,11 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "--task and --agent are required");
 	if (strcmp(o.egress, "restricted") != 0 && strcmp(o.egress, "open") != 0)
 		return cli_usage_error(cmd, "--egress must be restricted or open");
-	if (strcmp(o.mode, "sandbox") != 0)
-		return cli_usage_error(cmd, "--mode %s is not available in this version (only sandbox)",
-		    strcmp(o.mode, "sidecar") == 0 ? "sidecar" : "other than sandbox");
+	if (strcmp(o.mode, "sandbox") != 0 && strcmp(o.mode, "sidecar") != 0)
+		return cli_usage_error(cmd, "--mode must be sandbox or sidecar");
+	if (strcmp(o.mode, "sidecar") == 0)
+		sb_log(SB_LOG_WARN, "sidecar mode is experimental: the agent container has no "
+				    "toolchain for the project (docs/sidecar.md)");
 	if (o.local == NULL)
 		o.local = cli_default_dataset();
 	rc = do_run(&o);

@@ -96,6 +96,26 @@ image_agent(const struct agent_info *a, const char *task_id)
 	return sb_xasprintf("%s/agent-%s/%s:%s", cli_registry(), a->name, t, a->version);
 }
 
+char *
+image_tool_sidecar(const char *task_id)
+{
+	_cleanup_free_ char *t = sb_ascii_lower(task_id);
+
+	return sb_xasprintf("%s/tool-sidecar/%s:%s", cli_registry(), t, PACKAGE_VERSION);
+}
+
+char *
+image_sidecar_agent(void)
+{
+	return sb_xasprintf("%s/tool-sidecar-agent:%s", cli_registry(), PACKAGE_VERSION);
+}
+
+char *
+image_agent_sidecar(const struct agent_info *a)
+{
+	return sb_xasprintf("%s/agent-%s/sidecar:%s", cli_registry(), a->name, a->version);
+}
+
 /* Collect the regular files below rel (sorted walk). */
 static int
 collect_files(int dirfd, const char *rel, struct sb_argv *out, struct sb_error **err)
@@ -340,14 +360,19 @@ images_build_runtime(const struct images *im, struct sb_error **err)
 	return build(im, &a, what, NULL, err);
 }
 
-int
-images_build_tool(const struct images *im, const struct sb_task *t, const char *case_image,
-    struct sb_error **err)
+/*
+ * A layer on a task's case image (the sandbox tool layer, the sidecar task image): images/
+ * is the context, so both share images/common; the Dockerfile is images/<kind>/Dockerfile.
+ */
+static int
+build_on_case(const struct images *im, const char *kind, const char *name,
+    const struct sb_task *t, const char *case_image, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
-	_cleanup_free_ char *name = image_tool(t->name), *runtime = image_runtime();
-	_cleanup_free_ char *dir = sb_xasprintf("%s/images/sandbox", im->home);
-	_cleanup_free_ char *what = sb_xasprintf("tool image %s", name);
+	_cleanup_free_ char *runtime = image_runtime();
+	_cleanup_free_ char *ctx = sb_xasprintf("%s/images", im->home);
+	_cleanup_free_ char *df = sb_xasprintf("%s/images/%s/Dockerfile", im->home, kind);
+	_cleanup_free_ char *what = sb_xasprintf("%s image %s", kind, name);
 
 	sb_argv_pushl(&a, "build", "--progress=plain", "--build-arg", NULL);
 	sb_argv_pushf(&a, "CASE_IMAGE=%s", case_image);
@@ -357,13 +382,53 @@ images_build_tool(const struct images *im, const struct sb_task *t, const char *
 	sb_argv_pushf(&a, "SOURCE_DIR=%s", t->config->source.s);
 	sb_argv_pushl(&a, "--label", NULL);
 	sb_argv_pushf(&a, "ssebench.task-id=%s", t->name);
-	sb_argv_pushl(&a, "-t", name, dir, NULL);
+	sb_argv_pushl(&a, "-f", df, "-t", name, ctx, NULL);
+	return build(im, &a, what, NULL, err);
+}
+
+int
+images_build_tool(const struct images *im, const struct sb_task *t, const char *case_image,
+    struct sb_error **err)
+{
+	_cleanup_free_ char *name = image_tool(t->name);
+
+	return build_on_case(im, "sandbox", name, t, case_image, err);
+}
+
+int
+images_build_sidecar_case(const struct images *im, const struct sb_task *t,
+    const char *case_image, struct sb_error **err)
+{
+	_cleanup_free_ char *name = image_tool_sidecar(t->name);
+
+	return build_on_case(im, "sidecar-case", name, t, case_image, err);
+}
+
+int
+images_build_sidecar_agent(const struct images *im, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *name = image_sidecar_agent(), *runtime = image_runtime();
+	_cleanup_free_ char *rootfs = image_rootfs();
+	_cleanup_free_ char *ctx = sb_xasprintf("%s/images", im->home);
+	_cleanup_free_ char *df = sb_xasprintf("%s/images/sidecar-agent/Dockerfile", im->home);
+	_cleanup_free_ char *what = sb_xasprintf("sidecar agent runtime %s", name);
+
+	if (!docker_image_exists(rootfs))
+		return sb_error_set(err, ENOENT,
+		    "the base rootfs image %s is missing: run scripts/docker-up", rootfs);
+	sb_argv_pushl(&a, "build", "--progress=plain", "--build-arg", NULL);
+	sb_argv_pushf(&a, "SSEBENCH_REGISTRY=%s", cli_registry());
+	sb_argv_push(&a, "--build-arg");
+	sb_argv_pushf(&a, "RUNTIME_IMAGE=%s", runtime);
+	sb_argv_pushl(&a, "-f", df, "-t", name, ctx, NULL);
 	return build(im, &a, what, NULL, err);
 }
 
 /*
  * The agent's Dockerfile starts FROM ssebench-agent (the upstream contract). Without
- * --build-context we point that name at this task's tool image by rewriting the FROM line
+ * --build-context we point that name at this task's tool image (or, in sidecar mode, the
+ * task-independent agent runtime) by rewriting the FROM line
  * in a copy fed on stdin: two runs building agent images for different tasks at once then
  * never share (and race on) a tag.
  */
@@ -403,18 +468,17 @@ rewrite_agent_from(const char *text, const char *tool_image, bool *ret_found)
 
 int
 images_build_agent(const struct images *im, const struct agent_info *ag,
-    const struct sb_task *t, struct sb_error **err)
+    const char *base_image, const char *name, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	_cleanup_buf_ struct sb_buf df = SB_BUF_INIT(SB_DOCKERFILE_MAX);
-	_cleanup_free_ char *name = image_agent(ag, t->name), *tool = image_tool(t->name);
 	_cleanup_free_ char *text = NULL, *what = sb_xasprintf("agent image %s", name);
 	_cleanup_close_ int fd = sb_open_dir(ag->dir, err);
 	bool found;
 
 	if (fd < 0 || sb_read_file_at(fd, "Dockerfile", 0, &df, err) < 0)
 		return sb_error_prefix(err, "agent '%s'", ag->name);
-	text = rewrite_agent_from(df.s, tool, &found);
+	text = rewrite_agent_from(df.s, base_image, &found);
 	if (!found)
 		return sb_error_set(err, EINVAL, "%s/Dockerfile does not start FROM ssebench-agent",
 		    ag->dir);

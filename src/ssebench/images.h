@@ -29,6 +29,10 @@ char *image_case(const char *dataset, const char *task_id);
 char *image_runtime(void);
 char *image_tool(const char *task_id);
 char *image_agent(const struct agent_info *a, const char *task_id);
+/* Sidecar mode: the task image, the task-independent agent runtime, an agent on it. */
+char *image_tool_sidecar(const char *task_id);	/* tool-sidecar/<task>:<version> */
+char *image_sidecar_agent(void);		/* tool-sidecar-agent:<version> */
+char *image_agent_sidecar(const struct agent_info *a); /* agent-<name>/sidecar:<agent v> */
 
 /* SHA-256 over "<path>\0<sha256 of the file>\n" for every regular file of the task
  * folder, in path order (upstream §2.5): the ssebench.task-files label. */
@@ -47,8 +51,13 @@ int images_build_case(const struct images *im, const char *dataset_dir, const ch
 int images_build_runtime(const struct images *im, struct sb_error **err);
 int images_build_tool(const struct images *im, const struct sb_task *t, const char *case_image,
     struct sb_error **err);
+/* The agent's Dockerfile (FROM ssebench-agent) on base_image, tagged name. */
 int images_build_agent(const struct images *im, const struct agent_info *a,
-    const struct sb_task *t, struct sb_error **err);
+    const char *base_image, const char *name, struct sb_error **err);
+/* Sidecar mode: tool-sidecar/<task> on the case image, and tool-sidecar-agent. */
+int images_build_sidecar_case(const struct images *im, const struct sb_task *t,
+    const char *case_image, struct sb_error **err);
+int images_build_sidecar_agent(const struct images *im, struct sb_error **err);
 
 /* "[  12.3 s] msg" progress lines on stderr, timed from the first one. */
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
