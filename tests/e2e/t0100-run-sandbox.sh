@@ -25,8 +25,9 @@ run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent no-such-agen
 is "$r_rc" 1 "an unknown agent: exit 1"
 run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --difficulty 7
 is "$r_rc" 2 "a bad difficulty: exit 2"
-run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --mode sidecar
-is "$r_rc" 2 "--mode sidecar is refused in this version"
+run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --mode hybrid
+is "$r_rc" 2 "an unknown --mode: exit 2"
+like "$r_err" "sandbox or sidecar" "and the two modes are named"
 
 # The reference agent.
 run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent reference --run-id "ref-$tag" --timeout 1800

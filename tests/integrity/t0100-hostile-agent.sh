@@ -9,14 +9,18 @@
 # network of its own, a listener on the host) and, at level 4, a second run for the hostile
 # one to go after. See tests/integrity/README.md for every check.
 #
-# SSEBENCH_INTEGRITY_LEVELS ("0 2 4"), SSEBENCH_INTEGRITY_KEEP=DIR (copy the run directories
-# there), SSEBENCH_HOME (default: the source tree) and SSEBENCH_REGISTRY are honoured.
+# SSEBENCH_INTEGRITY_LEVELS ("0 2 4"), SSEBENCH_INTEGRITY_MODE (sandbox, or sidecar: every run,
+# the victim's too, in two containers; t0110 runs this script so), SSEBENCH_INTEGRITY_KEEP=DIR
+# (copy the run directories there), SSEBENCH_HOME (default: the source tree) and
+# SSEBENCH_REGISTRY are honoured.
 . "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
 
 HERE=$SB_SRCDIR/tests/integrity
 DATASET=$HERE/dataset
 TASK=tinyfield-overflow
 LEVELS=${SSEBENCH_INTEGRITY_LEVELS:-0 2 4}
+MODE=${SSEBENCH_INTEGRITY_MODE:-sandbox}
+case $MODE in sandbox | sidecar) ;; *) bail "SSEBENCH_INTEGRITY_MODE must be sandbox or sidecar" ;; esac
 DOCKER=/usr/bin/docker
 [ "$(id -u)" = 0 ] || skip_all "the integrity suite needs root (Docker, the host guard rule)"
 $DOCKER version >/dev/null 2>&1 || "$SB_SRCDIR/scripts/docker-up" >/dev/null 2>&1 || skip_all "no Docker engine"
@@ -43,12 +47,15 @@ sb_cleanup_hook() {
 	[ -n "$victim_pid" ] && kill "$victim_pid" 2>/dev/null
 	[ -n "$host_pid" ] && kill "$host_pid" 2>/dev/null
 	for c in $($DOCKER ps -aq --filter "name=ssebench-hostile-L" --filter "name=ssebench-victim-$tag" 2>/dev/null); do
-		$DOCKER inspect -f '{{.Name}}' "$c" 2>/dev/null | grep -q -- "-$tag\$" && $DOCKER rm -f "$c" >/dev/null 2>&1
+		$DOCKER inspect -f '{{.Name}}' "$c" 2>/dev/null | grep -qE -- "-$tag(-task)?\$" && $DOCKER rm -f "$c" >/dev/null 2>&1
+	done
+	for v in $($DOCKER volume ls -q --filter "label=ssebench.run" 2>/dev/null | grep -E -- "-$tag-(source|sockets)\$"); do
+		$DOCKER volume rm -f "$v" >/dev/null 2>&1
 	done
 	$DOCKER rm -f "$LISTENER" >/dev/null 2>&1
 	$DOCKER network rm "$TESTNET" >/dev/null 2>&1
 	for a in hostile victim; do
-		$DOCKER image rm -f "$REGISTRY/agent-$a/$TASK:$VERSION" >/dev/null 2>&1
+		$DOCKER image rm -f "$REGISTRY/agent-$a/$TASK:$VERSION" "$REGISTRY/agent-$a/sidecar:$VERSION" >/dev/null 2>&1
 		$DOCKER image prune -f --filter "label=ssebench.agent=$a" >/dev/null 2>&1
 	done
 	if [ -n "${SSEBENCH_INTEGRITY_KEEP:-}" ] && [ -d "$SSEBENCH_RESULTS" ]; then
@@ -124,6 +131,7 @@ make_agents() {
 	cp -a "$HERE/agents/hostile" "$HERE/agents/victim" "$dir/"
 	{
 		echo "LEVEL=$level"
+		echo "MODE=$MODE"
 		echo "LISTENER_IPS='$LISTENER_IPS'"
 		echo "LISTENER_PORT=$LISTENER_PORT"
 		echo "HOST_PORT=$HOST_PORT"
@@ -176,6 +184,7 @@ markers_re='SSEBENCH-INTEGRITY-(FIX-7f3a|HIDDEN-c41d|POC-9e2b)'
 check_run() {
 	local L=$1 dir=$2 rc=$3 extra=${4:-} out st name detail f
 	local P="L$L:"
+	[ "$MODE" = sidecar ] && P="sidecar L$L:"
 	out=$dir/archive/hostile.txt
 	is "$rc" 0 "$P the run exits 0 (graded)"
 	ok "$([ -f "$dir/result.json" ] && [ ! -L "$dir/result.json" ]; echo $?)" "$P result.json is a regular file"
@@ -284,10 +293,10 @@ results-dir:/var/lib/ssebench/results run-dir:.. etc:/etc" bad=""
 run_level() {
 	local L=$1 agents=$SB_TMP/agents-L$1 t0
 	shift
-	make_agents "$agents" "$L" "$@"
+	make_agents "$agents" "$L" "TASK_HOST=ssebench-hostile-L$L-$tag-task" "$@"
 	t0=$(date +%s)
 	run_cmd r env SSEBENCH_AGENTS="$agents" ${RUN_ENV:-} "$SSEBENCH" run --local "$DATASET" --task "$TASK" \
-		--agent hostile --model none --difficulty "$L" --run-id "hostile-L$L-$tag" --timeout 900
+		--agent hostile --model none --difficulty "$L" --run-id "hostile-L$L-$tag" --timeout 900 --mode "$MODE"
 	diag "L$L: run took $(($(date +%s) - t0)) s: $(printf '%s\n' "$r_out" | tail -2 | tr '\n' ' ')"
 	[ "$r_rc" = 0 ] || diag "$(printf '%s\n' "$r_err" | tail -20)"
 	RUN_RC=$r_rc
@@ -303,14 +312,17 @@ for L in $LEVELS; do
 		vdir=$SSEBENCH_RESULTS/$TASK/none/victim/victim-$tag
 		make_agents "$SB_TMP/agents-victim" 0
 		SSEBENCH_AGENTS=$SB_TMP/agents-victim "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent victim --model none \
-			--difficulty 0 --run-id "victim-$tag" --timeout 1800 >"$SB_TMP/victim.out" 2>&1 &
+			--difficulty 0 --run-id "victim-$tag" --timeout 1800 --mode "$MODE" >"$SB_TMP/victim.out" 2>&1 &
 		victim_pid=$!
 		for _ in $(seq 1200); do
 			[ -e "$vdir/archive/victim-started" ] && break
 			kill -0 "$victim_pid" 2>/dev/null || break
 			sleep 0.5
 		done
-		vip=$($DOCKER inspect -f "{{with index .NetworkSettings.Networks \"$agents_net\"}}{{.IPAddress}}{{end}}" "ssebench-victim-$tag" 2>/dev/null)
+		# The victim's daemon: in its only container, or in its task container (sidecar).
+		vname=ssebench-victim-$tag
+		[ "$MODE" = sidecar ] && vname=$vname-task
+		vip=$($DOCKER inspect -f "{{with index .NetworkSettings.Networks \"$agents_net\"}}{{.IPAddress}}{{end}}" "$vname" 2>/dev/null)
 		ok "$([ -n "$vip" ]; echo $?)" "L4: the victim run is in its agent phase (${vip:-no address})"
 		[ -n "$vip" ] || diag "$(tail -20 "$SB_TMP/victim.out")"
 		# Level 4 with the victim, and a fork bomb under a small pids limit at the end.

@@ -9,7 +9,7 @@ say groups "$(id -G)"
 say commits "$(git log --oneline 2>/dev/null | wc -l)"
 say commit-subject "$(git log -1 --format=%s 2>/dev/null)"
 for f in /ssebench/config.yaml /ssebench/diffs/patch.diff /ssebench-repo /var/lib/ssebench/results \
-	/run/ssebench/admin.sock; do
+	/run/ssebench/admin.sock /run/ssebench/admin/admin.sock; do
 	if cat "$f" >/dev/null 2>&1 || ls "$f" >/dev/null 2>&1; then say "readable $f" yes; else say "readable $f" no; fi
 done
 say git-dirs "$(find . -name .git | wc -l)"

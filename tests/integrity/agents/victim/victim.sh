@@ -14,8 +14,9 @@ for _ in $(seq 1800); do
 	[ -e "$SSE_ARCHIVE/stop" ] && break
 	sleep 0.5
 done
-if [ -e /tmp/pwned-by-hostile ]; then
-	echo "victim-untouched LEAKED /tmp/pwned-by-hostile exists: the other run drove this run's bash tool" >>"$out"
+# Sidecar mode: the bash tool runs in the task container, which shares only the archive.
+if [ -e /tmp/pwned-by-hostile ] || [ -e "$SSE_ARCHIVE/pwned-by-hostile" ]; then
+	echo "victim-untouched LEAKED a pwned-by-hostile file exists: the other run drove this run's bash tool" >>"$out"
 else
 	echo "victim-untouched blocked no command of the other run ran here" >>"$out"
 fi
