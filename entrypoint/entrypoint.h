@@ -41,7 +41,7 @@ enum ep_role { EP_ROLE_SANDBOX, EP_ROLE_SIDECAR_TASK, EP_ROLE_SIDECAR_AGENT };
 /* The sidecar hand-over files in the results directory (root-only in both containers). */
 #define EP_SIDECAR_TASK_RECORD "isolation-task.json" /* the task container's isolation */
 #define EP_SIDECAR_PHASE_ENDED "agent-phase-ended"   /* the agent container's "done" */
-#define EP_SIDECAR_WAIT_MIN_S  120 /* least time to wait for the other container */
+#define EP_SIDECAR_WAIT_DEFAULT_S 120 /* SSE_SIDECAR_WAIT: how long to wait for the other side */
 
 /* Everything configurable, from the environment (docs/entrypoint.md); lives until exit. */
 struct ep_config {
@@ -59,6 +59,7 @@ struct ep_config {
 	char *difficulty;    /* SSE_DIFFICULTY as given, or "2" (the daemon's default) */
 	uint64_t timeout_s;  /* TIMEOUT: the agent's wall-clock limit */
 	uint64_t daemon_timeout_s;
+	uint64_t sidecar_wait_s; /* SSE_SIDECAR_WAIT: the agent container's wait for the task's */
 	bool keep_alive;     /* SSE_KEEP_ALIVE=1 */
 	/* What the run claims, and where the hidden material is (isolation.c). */
 	char *bench_path;    /* SSE_BENCH_PATH: the task files */

@@ -165,6 +165,7 @@ load_config(struct ep_config *c, struct sb_error **err)
 	c->difficulty = env_str("SSE_DIFFICULTY", "2");
 	c->timeout_s = env_seconds("TIMEOUT", EP_TIMEOUT_DEFAULT_S);
 	c->daemon_timeout_s = env_seconds("SSE_DAEMON_TIMEOUT", EP_DAEMON_TIMEOUT_DEFAULT_S);
+	c->sidecar_wait_s = env_seconds("SSE_SIDECAR_WAIT", EP_SIDECAR_WAIT_DEFAULT_S);
 	v = secure_getenv("SSE_KEEP_ALIVE");
 	c->keep_alive = v != NULL && strcmp(v, "1") == 0;
 	/*

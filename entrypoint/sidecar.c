@@ -126,11 +126,11 @@ load_task_record(struct ep *ep, enum sb_iso_phase ph)
 	return doc;
 }
 
+/* The task container starts its daemon (up to SSE_DAEMON_TIMEOUT) and probes: 120 s. */
 static uint64_t
 wait_limit_s(const struct ep *ep)
 {
-	return ep->cfg.daemon_timeout_s > EP_SIDECAR_WAIT_MIN_S ? ep->cfg.daemon_timeout_s
-								: EP_SIDECAR_WAIT_MIN_S;
+	return ep->cfg.sidecar_wait_s;
 }
 
 int

@@ -4,7 +4,7 @@
 # agent runs as and with what, its argv byte for byte, the agent socket during its phase and
 # 403 after it, exit statuses (0, 3, 127, 126, 124), the timeout and daemonised leftovers,
 # the secrets file's rules, SIGTERM, keep-alive, appended logs, the 0700 results parent and
-# the hand-back of the archive past planted links.
+# the hand-back of the archive past planted links; the two sides of a sidecar run.
 #
 # The evaluator is $SB_BUILDDIR/ssebench-evaluator when it exists and answers --version
 # (SBT_EVALUATOR=stand-in forces the stand-in), always behind a small wrapper that records
@@ -490,6 +490,80 @@ if command -v python3 >/dev/null; then
 	chmod 0700 "$D/repo"
 else
 	diag "python3 missing: isolation checks skipped"
+fi
+
+# --- sidecar mode: the task side and the agent side, two entrypoints sharing the results ---------
+# On the host both "containers" share every path; what matters here is the hand-over: the
+# agent side runs nothing until the task side has recorded its isolation, and a property that
+# failed on the task side fails the run.
+run_cmd r "$EP" --sidecar-task "$B/probe"
+is "$r_rc" 1 "--sidecar-task with a command: exit 1"
+like "$r_out$r_err" 'takes no command' "and it says that the agent runs in the agent container"
+if command -v python3 >/dev/null; then
+	d_mode=$(stat -c '%a' "$D")
+	sidecar_reset() {
+		rm -f "$R/isolation-task.json" "$R/agent-phase-ended" "$R/isolation.json" "$R/task-entrypoint.log"
+		reset_archive
+	}
+	# start_task [NAME=VALUE...]: the task side in the background; task_pid.
+	start_task() {
+		env -i "${ep_env[@]}" "$@" "$EP" --sidecar-task >"$SB_TMP/task.out" 2>&1 &
+		task_pid=$!
+	}
+	stop_task() {
+		kill -TERM "$task_pid" 2>/dev/null
+		wait "$task_pid"
+		task_rc=$?
+	}
+	# run_agent_side [NAME=VALUE...] -- COMMAND...
+	run_agent_side() {
+		local vars=()
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
+		shift
+		timeout -s KILL 180 env -i "${ep_env[@]}" SSE_SIDECAR_WAIT=60 ${vars[@]+"${vars[@]}"} \
+			"$EP" --sidecar-agent -- "$@" >"$SB_TMP/ep.out" 2>&1
+		ep_rc=$?
+		ep_out=$(cat "$SB_TMP/ep.out")
+	}
+
+	sidecar_reset
+	start_task
+	run_agent_side -- "$B/probe"
+	is "$ep_rc" 0 "sidecar: a sound pair exits 0"
+	ok "$([ -e "$D/archive/uid" ] && [ -e "$R/evaluator.env" ]; echo $?)" "sidecar: the agent ran and was graded"
+	is "$(jget "$R/isolation.json" '(d["scored"], d["failed"])')" "(True, [])" "sidecar: scored, nothing failed"
+	is "$(jget "$R/isolation.json" 'd["phases"]["before_grading"]["runner_identity"]["detail"][:15]')" "task container:" \
+		"sidecar: the runner's identity comes from the task side's record"
+	is "$(jget "$R/isolation-task.json" '" ".join(sorted(d["phases"]))')" "before_agent before_grading" \
+		"sidecar: the task side checked before the agent and again before grading"
+	is "$(stat -c '%a %U' "$D")" "711 root" "sidecar: the socket directory is root's, 0711"
+	like "$(cat "$R/task-entrypoint.log")" 'isolation before_grading: established' "sidecar: task-entrypoint.log has the task side's checks"
+	ok "$(answers; echo $?)" "sidecar: the task side's daemon still serves after grading"
+	stop_task
+	is "$task_rc" 0 "sidecar: the task side exits 0 when stopped"
+	ok "$(! answers; echo $?)" "sidecar: and its daemon is stopped"
+
+	# The task side sees the fix (a reference mount where no agent should see it): the agent
+	# side does not run the agent, and the result names the property and the container.
+	echo fix >"$SB_TMP/planted-fix"
+	sidecar_reset
+	start_task SSE_REFERENCE_PATH="$SB_TMP/planted-fix"
+	run_agent_side -- "$B/probe"
+	is "$ep_rc" 1 "sidecar, task side broken: exit 1"
+	ok "$([ ! -e "$D/archive/uid" ] && [ ! -e "$R/evaluator.env" ]; echo $?)" "sidecar, task side broken: the agent never ran, nothing was graded"
+	is "$(jget "$R/result.json" '(d["patch_result"]["status"], d["patch_result"]["error_msg"])')" \
+		"('error', 'Not scored: isolation not established: reference_mount')" "sidecar, task side broken: unscored, the property named"
+	like "$(jget "$R/result.json" 'd["patch_result"]["error_log"]')" 'task container: .*planted-fix is mounted in the task container' \
+		"sidecar, task side broken: error_log says which container saw it"
+	stop_task
+
+	# No task side at all: the agent side gives up after SSE_SIDECAR_WAIT, runs nothing.
+	sidecar_reset
+	run_agent_side SSE_SIDECAR_WAIT=2 -- "$B/probe"
+	is "$ep_rc" 1 "sidecar, no task side: exit 1"
+	ok "$([ ! -e "$D/archive/uid" ]; echo $?)" "sidecar, no task side: the agent never ran"
+	like "$ep_out" 'did not record its isolation before_agent within 2 s' "sidecar, no task side: the log says what it waited for"
+	chmod "$d_mode" "$D"
 fi
 
 is "$(stat -c '%a %U' "$SB_TMP/rp")" "700 root" "the results directory's parent is still 0700 root"
