@@ -96,6 +96,21 @@ run_entry(json_t *c)
 	    sb_json_string_or_null(label(c, "ssebench.results")), "labels", labels);
 }
 
+/*
+ * Sidecar mode: which container of the run an entry is ("task" or "agent"); sandbox runs
+ * have one container and no role.
+ */
+static json_t *
+run_entry_with_mode(json_t *c)
+{
+	json_t *e = run_entry(c);
+	const char *mode = label(c, "ssebench.mode"), *role = label(c, "ssebench.sidecar-role");
+
+	json_object_set_new(e, "mode", json_string(mode != NULL ? mode : "sandbox"));
+	json_object_set_new(e, "role", sb_json_string_or_null(role));
+	return e;
+}
+
 static int
 cmp_created_desc(const void *a, const void *b)
 {
@@ -112,7 +127,7 @@ sorted_entries(json_t *containers)
 	json_t **v = sb_xcalloc(n ? n : 1, sizeof(*v)), *out = json_array(), *c;
 
 	json_array_foreach (containers, i, c)
-		v[i] = run_entry(c);
+		v[i] = run_entry_with_mode(c);
 	qsort(v, n, sizeof(*v), cmp_created_desc);
 	for (i = 0; i < n; i++)
 		json_array_append_new(out, v[i]);
@@ -205,11 +220,16 @@ runs_list(const struct cli_command *cmd, int argc, char **argv)
 		print_json(out);
 		json_decref(out);
 	} else {
-		printf("%-28s %-9s %-5s %-30s %-12s %s\n", "RUN", "STATE", "EXIT", "TASK", "AGENT",
-		    "MODEL");
+		printf("%-28s %-13s %-9s %-5s %-30s %-12s %s\n", "RUN", "CONTAINER", "STATE", "EXIT",
+		    "TASK", "AGENT", "MODEL");
 		json_array_foreach (runs, i, e)
-			printf("%-28s %-9s %-5lld %-30s %-12s %s\n",
+			printf("%-28s %-13s %-9s %-5lld %-30s %-12s %s\n",
 			    json_string_value(json_object_get(e, "run_id")) ?: "?",
+			    json_string_value(json_object_get(e, "role")) != NULL
+				? (strcmp(json_string_value(json_object_get(e, "role")), "task") == 0
+					  ? "sidecar task"
+					  : "sidecar agent")
+				: "sandbox",
 			    json_string_value(json_object_get(e, "state")),
 			    (long long)json_integer_value(json_object_get(e, "exit_code")),
 			    json_string_value(json_object_get(e, "task")) ?: "?",
@@ -269,14 +289,22 @@ runs_inspect(const struct cli_command *cmd, int argc, char **argv)
 	if (as_json) {
 		print_json(json_array_size(runs) == 1 ? json_array_get(runs, 0) : runs);
 	} else {
-		json_t *e = json_array_get(runs, 0);
-		const char *k;
-		json_t *v;
+		json_t *e;
+		size_t i;
 
-		json_object_foreach (e, k, v) {
-			_cleanup_free_ char *s = sb_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		/* One block per container: a sidecar run has two (task and agent). */
+		json_array_foreach (runs, i, e) {
+			const char *k;
+			json_t *v;
 
-			printf("%-14s %s\n", k, s);
+			if (i > 0)
+				printf("\n");
+			json_object_foreach (e, k, v) {
+				_cleanup_free_ char *s =
+				    sb_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+				printf("%-14s %s\n", k, s);
+			}
 		}
 	}
 	json_decref(runs);

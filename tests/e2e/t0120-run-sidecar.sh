@@ -90,6 +90,15 @@ is "$($DOCKER run --rm --network none -v "$vol:/s:ro" --entrypoint /usr/bin/stat
 	"711 root 666 root 700 root 600 root " "kept: the socket volume is root's 0711, the agent socket 0666, the admin socket 0600 in a 0700 directory"
 run_cmd r "$SSEBENCH" runs list --json
 like "$r_out" "\"run_id\": \"keep-$tag\"" "runs list shows the kept sidecar run"
+run_cmd r "$SSEBENCH" runs list
+like "$r_out" "keep-$tag +sidecar task +running" "runs list: the task container, running"
+like "$r_out" "keep-$tag +sidecar agent +exited +0 " "runs list: the agent container, exited 0"
+run_cmd r "$SSEBENCH" runs inspect "keep-$tag"
+like "$r_out" '^role +"task"' "runs inspect shows the task container"
+like "$r_out" '^role +"agent"' "runs inspect shows the agent container"
+run_cmd r "$SSEBENCH" runs stop --grace 5 "keep-$tag"
+is "$r_rc" 0 "runs stop"
+is "$($DOCKER ps -q --filter "label=ssebench.run=keep-$tag" | wc -l)" 0 "runs stop: no container of the run is running"
 run_cmd r "$SSEBENCH" runs remove "keep-$tag"
 is "$r_rc" 0 "runs remove"
 is "$(leftovers "keep-$tag")" 0 "runs remove takes both containers and both volumes"

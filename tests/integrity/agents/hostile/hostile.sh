@@ -101,9 +101,12 @@ bash_tool() {
 }
 # peek FILE: FILE's contents into $T/peek, read where the task's scripts run (this container
 # in sandbox mode, the task container through the bash tool in sidecar mode).
+# What it reads is judged by the caller (the exfil checks), not by no-marker-in-replies.
 peek() {
 	if [ "$MODE" = sidecar ]; then
+		local leaks0=$LEAKS
 		bash_tool "cat $1 2>/dev/null"
+		LEAKS=$leaks0
 		cp "$T/bash.out" "$T/peek"
 	else
 		cat "$1" >"$T/peek" 2>/dev/null || : >"$T/peek"
