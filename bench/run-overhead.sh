@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# bench/run-overhead.sh [TASK] [N] [DATASET]: what `ssebench run` costs beyond the work it
-# must do (defaults: cjson-CVE-2023-53154, 5, datasets/pilot; the integrity suite's small
-# task: `bench/run-overhead.sh tinyfield-overflow 5 tests/integrity/dataset`).
+# bench/run-overhead.sh [TASK] [N] [DATASET] [MODE]: what `ssebench run` costs beyond the work
+# it must do (defaults: cjson-CVE-2023-53154, 5, datasets/pilot, sandbox; the integrity
+# suite's small task: `bench/run-overhead.sh tinyfield-overflow 5 tests/integrity/dataset`;
+# MODE sidecar measures the two-container layout).
 #
 #  - the wall time of `ssebench run --agent dummy` with warm caches, median of N (5), and
 #    that minus the task scripts' own time (from the run's scriptrunner logs);
@@ -15,6 +16,7 @@ SB_SRCDIR=${SB_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 TASK=${1:-cjson-CVE-2023-53154}
 N=${2:-5}
 DATASET=${3:-$SB_SRCDIR/datasets/pilot}
+MODE=${4:-sandbox}
 SSEBENCH=${SSEBENCH:-$SB_SRCDIR/ssebench}
 DOCKER=${SSEBENCH_DOCKER:-/usr/bin/docker}
 export SSEBENCH_RESULTS=${SSEBENCH_RESULTS:-$(mktemp -d /tmp/sb-bench.XXXXXX)}
@@ -22,17 +24,18 @@ median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 now() { date +%s.%N; }
 
 echo "warming up (first run builds what is missing)..."
-"$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --run-id warm-$$ >/dev/null 2>&1 ||
+"$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --mode "$MODE" --run-id warm-$$ >/dev/null 2>&1 ||
 	{ echo "the warm-up run failed" >&2; exit 1; }
 totals=() overheads=() imgs=()
 for i in $(seq "$N"); do
 	t0=$(now)
-	"$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy \
+	"$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --mode "$MODE" \
 		--run-id "bench$i-$$" >"$SSEBENCH_RESULTS/out$i" 2>&1
 	t1=$(now)
 	dir=$SSEBENCH_RESULTS/$TASK/none/dummy/bench$i-$$
 	scripts=$(awk '/^duration:/ {s += $2} END {print s + 0}' "$dir"/scriptrunner-*.log "$dir"/patch-*.log 2>/dev/null)
-	img=$(sed -n 's/^\[ *\([0-9.]*\) s\] starting the container.*/\1/p' "$SSEBENCH_RESULTS/out$i")
+	# Up to the first container start (sidecar: the task container).
+	img=$(sed -n -E 's/^\[ *([0-9.]*) s\] (run [^:]*: )?starting the (task )?container.*/\1/p' "$SSEBENCH_RESULTS/out$i" | head -1)
 	total=$(echo "$t1 - $t0" | bc)
 	totals+=("$total") overheads+=("$(echo "$total - $scripts" | bc)") imgs+=("$img")
 	echo "run $i: ${total} s total, ${scripts} s in task scripts, image phase ${img} s"
@@ -41,7 +44,10 @@ T=$(printf '%s\n' "${totals[@]}" | median)
 O=$(printf '%s\n' "${overheads[@]}" | median)
 I=$(printf '%s\n' "${imgs[@]}" | median)
 
-image=$("$DOCKER" images --format '{{.Repository}}:{{.Tag}}' | grep "/agent-dummy/$(echo "$TASK" | tr A-Z a-z):" | head -1)
+# The floor is one container either way; in sidecar mode the task image holds the same tree.
+kind=agent-dummy
+[ "$MODE" = sidecar ] && kind=tool-sidecar
+image=$("$DOCKER" images --format '{{.Repository}}:{{.Tag}}' | grep "/$kind/$(echo "$TASK" | tr A-Z a-z):" | head -1)
 floor_run=$(for _ in $(seq "$N"); do t0=$(now); "$DOCKER" run --rm --entrypoint true "$image" >/dev/null 2>&1; echo "$(now) - $t0" | bc; done | median)
 # The same scripts by hand: one container, the source copied per check as the daemon does.
 src=$("$DOCKER" inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$image" | sed -n 's/^SSE_SOURCE=//p')
@@ -58,6 +64,6 @@ byhand=$( {
 "$DOCKER" rm -f "$c" >/dev/null
 floor=$(echo "$floor_run + $byhand" | bc)
 echo
-echo "ssebench run (dummy, warm), median of $N: $T s; minus the task scripts: $O s; image phase: $I s"
+echo "ssebench run --mode $MODE (dummy, warm), median of $N: $T s; minus the task scripts: $O s; image phase: $I s"
 echo "docker floor: docker run --rm true $floor_run s + the same scripts by hand $byhand s = $floor s"
 echo "ratio ssebench run / floor: $(echo "scale=2; $T / $floor" | bc)"
