@@ -317,8 +317,8 @@ run_ctx_release(struct run_ctx *rx)
  * writable (sandbox-and-sidecar: "its archive directory, which is writable by the agent in
  * both modes"): the agent's commands through the daemon's bash tool run in the task
  * container and may write their notes there too. It is the agent's only while the agent
- * phase lasts: the agent container hands it back to root after both daemons' sides have
- * killed every process of the agent's uid.
+ * phase lasts: the agent container hands it back to root once the agent's processes in
+ * both containers have been killed.
  */
 static void
 push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)

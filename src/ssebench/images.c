@@ -361,18 +361,18 @@ images_build_runtime(const struct images *im, struct sb_error **err)
 }
 
 /*
- * A layer on a task's case image (the sandbox tool layer, the sidecar task image): images/
- * is the context, so both share images/common; the Dockerfile is images/<kind>/Dockerfile.
+ * The sandbox tool layer on a task's case image. images/ is the context, so that it shares
+ * images/common with the sidecar agent runtime.
  */
-static int
-build_on_case(const struct images *im, const char *kind, const char *name,
-    const struct sb_task *t, const char *case_image, struct sb_error **err)
+int
+images_build_tool(const struct images *im, const struct sb_task *t, const char *case_image,
+    struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
-	_cleanup_free_ char *runtime = image_runtime();
+	_cleanup_free_ char *name = image_tool(t->name), *runtime = image_runtime();
 	_cleanup_free_ char *ctx = sb_xasprintf("%s/images", im->home);
-	_cleanup_free_ char *df = sb_xasprintf("%s/images/%s/Dockerfile", im->home, kind);
-	_cleanup_free_ char *what = sb_xasprintf("%s image %s", kind, name);
+	_cleanup_free_ char *df = sb_xasprintf("%s/images/sandbox/Dockerfile", im->home);
+	_cleanup_free_ char *what = sb_xasprintf("tool image %s", name);
 
 	sb_argv_pushl(&a, "build", "--progress=plain", "--build-arg", NULL);
 	sb_argv_pushf(&a, "CASE_IMAGE=%s", case_image);
@@ -386,22 +386,25 @@ build_on_case(const struct images *im, const char *kind, const char *name,
 	return build(im, &a, what, NULL, err);
 }
 
-int
-images_build_tool(const struct images *im, const struct sb_task *t, const char *case_image,
-    struct sb_error **err)
-{
-	_cleanup_free_ char *name = image_tool(t->name);
-
-	return build_on_case(im, "sandbox", name, t, case_image, err);
-}
-
+/* On the task's tool image: one preparation of a task for both modes (sidecar-case/Dockerfile). */
 int
 images_build_sidecar_case(const struct images *im, const struct sb_task *t,
     const char *case_image, struct sb_error **err)
 {
-	_cleanup_free_ char *name = image_tool_sidecar(t->name);
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *name = image_tool_sidecar(t->name), *tool = image_tool(t->name);
+	_cleanup_free_ char *ctx = sb_xasprintf("%s/images", im->home);
+	_cleanup_free_ char *df = sb_xasprintf("%s/images/sidecar-case/Dockerfile", im->home);
+	_cleanup_free_ char *what = sb_xasprintf("sidecar task image %s", name);
 
-	return build_on_case(im, "sidecar-case", name, t, case_image, err);
+	if (images_build_tool(im, t, case_image, err) < 0)
+		return -1;
+	sb_argv_pushl(&a, "build", "--progress=plain", "--build-arg", NULL);
+	sb_argv_pushf(&a, "TOOL_IMAGE=%s", tool);
+	sb_argv_pushl(&a, "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.task-id=%s", t->name);
+	sb_argv_pushl(&a, "-f", df, "-t", name, ctx, NULL);
+	return build(im, &a, what, NULL, err);
 }
 
 int

@@ -54,7 +54,8 @@ int images_build_tool(const struct images *im, const struct sb_task *t, const ch
 /* The agent's Dockerfile (FROM ssebench-agent) on base_image, tagged name. */
 int images_build_agent(const struct images *im, const struct agent_info *a,
     const char *base_image, const char *name, struct sb_error **err);
-/* Sidecar mode: tool-sidecar/<task> on the case image, and tool-sidecar-agent. */
+/* Sidecar mode: tool-sidecar/<task> (on the task's tool image, built first), and
+ * tool-sidecar-agent. */
 int images_build_sidecar_case(const struct images *im, const struct sb_task *t,
     const char *case_image, struct sb_error **err);
 int images_build_sidecar_agent(const struct images *im, struct sb_error **err);

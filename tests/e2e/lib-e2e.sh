@@ -25,3 +25,22 @@ field() { # FILE EXPR
 # The small test task: quick to build and grade (tests/integrity/dataset).
 SMALL_DATASET=${SSEBENCH_E2E_SMALL_DATASET:-$SB_SRCDIR/tests/integrity/dataset}
 SMALL=${SSEBENCH_E2E_SMALL_TASK:-tinyfield-overflow}
+
+# interrupt_in_grading RUN_ID RUN_ARGS...: start `ssebench run RUN_ARGS... --run-id RUN_ID` on
+# the small task with the dummy agent, send it SIGINT (Ctrl-C) once grading has started, and
+# wait. int_rc gets its exit status, idir its run directory.
+interrupt_in_grading() {
+	local id=$1 pid
+	shift
+	"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --run-id "$id" \
+		--timeout 600 "$@" >"$SB_TMP/int-$id.out" 2>&1 &
+	pid=$!
+	idir=$SSEBENCH_RESULTS/$SMALL/none/dummy/$id
+	for _ in $(seq 600); do
+		grep -q 'evaluator started' "$idir/entrypoint.log" 2>/dev/null && break
+		sleep 1
+	done
+	kill -INT "$pid"
+	wait "$pid"
+	int_rc=$?
+}

@@ -117,17 +117,8 @@ run_cmd r "$SSEBENCH" runs inspect "keep-$tag"
 is "$r_rc" 3 "after runs remove the run is gone (exit 3)"
 
 # Ctrl-C during grading: the container is stopped, the run says why, exit 130.
-"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --run-id "int-$tag" \
-	--timeout 600 >"$SB_TMP/int.out" 2>&1 &
-int_pid=$!
-idir=$SSEBENCH_RESULTS/$SMALL/none/dummy/int-$tag
-for _ in $(seq 600); do
-	grep -q 'evaluator started' "$idir/entrypoint.log" 2>/dev/null && break
-	sleep 1
-done
-kill -INT "$int_pid"
-wait "$int_pid"
-is "$?" 130 "Ctrl-C during a run: exit 130"
+interrupt_in_grading "int-$tag"
+is "$int_rc" 130 "Ctrl-C during a run: exit 130"
 like "$(field "$idir/result.json" 'd["patch_result"]["error_msg"]')" 'interrupted' "the interrupted run's result says so"
 is "$($DOCKER ps -aq --filter "label=ssebench.run=int-$tag" | wc -l)" 0 "and its container is gone"
 

@@ -104,17 +104,8 @@ is "$r_rc" 0 "runs remove"
 is "$(leftovers "keep-$tag")" 0 "runs remove takes both containers and both volumes"
 
 # Ctrl-C in the agent phase: both containers and the volumes go, exit 130.
-"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --mode sidecar --run-id "int-$tag" \
-	--timeout 600 >"$SB_TMP/int.out" 2>&1 &
-int_pid=$!
-idir=$SSEBENCH_RESULTS/$SMALL/none/dummy/int-$tag
-for _ in $(seq 600); do
-	grep -q 'evaluator started' "$idir/entrypoint.log" 2>/dev/null && break
-	sleep 1
-done
-kill -INT "$int_pid"
-wait "$int_pid"
-is "$?" 130 "Ctrl-C during a sidecar run: exit 130"
+interrupt_in_grading "int-$tag" --mode sidecar
+is "$int_rc" 130 "Ctrl-C during a sidecar run: exit 130"
 like "$(field "$idir/result.json" 'd["patch_result"]["error_msg"]')" 'interrupted' "the interrupted run's result says so"
 is "$(leftovers "int-$tag")" 0 "and none of its containers or volumes is left"
 
