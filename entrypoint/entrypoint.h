@@ -28,6 +28,7 @@
 #define EP_SECRETS_MAX		    (64 * 1024) /* bytes of the secrets file */
 #define EP_STOP_GRACE_MS	    5000   /* SIGTERM -> SIGKILL for the daemon and evaluator */
 #define EP_KILL_ROUNDS		    20	   /* sb_proc_kill_uid rounds for the agent's uid */
+#define EP_MCP_TIMEOUT_S	    30	   /* the MCP server must listen within this */
 
 /*
  * Which container this entrypoint runs (sandbox-and-sidecar.txt). Sandbox: the one
@@ -60,6 +61,10 @@ struct ep_config {
 	uint64_t timeout_s;  /* TIMEOUT: the agent's wall-clock limit */
 	uint64_t daemon_timeout_s;
 	uint64_t sidecar_wait_s; /* SSE_SIDECAR_WAIT: the agent container's wait for the task's */
+	bool mcp;	     /* SSE_MCP: start the MCP server (not "0") */
+	char *mcp_bin;	     /* SSE_MCP_BIN */
+	char *mcp_user;	     /* SSE_MCP_USER: the server's unprivileged user (nobody) */
+	unsigned mcp_port;   /* SSE_MCP_PORT (3000) */
 	bool keep_alive;     /* SSE_KEEP_ALIVE=1 */
 	/* What the run claims, and where the hidden material is (isolation.c). */
 	char *bench_path;    /* SSE_BENCH_PATH: the task files */
@@ -108,6 +113,7 @@ struct ep {
 	gid_t archive_gid;
 	mode_t archive_mode;
 	int log_fd, daemon_log, agent_log, evaluator_log; /* appended, never truncated */
+	int mcp_log;
 	int sfd;		   /* signalfd: SIGTERM, SIGINT, SIGHUP, SIGCHLD */
 	int stop_signal;	   /* the first SIGTERM/SIGINT received, or 0 */
 	bool phase_ended;	   /* the agent phase has been ended (done once) */
@@ -115,7 +121,7 @@ struct ep {
 	uint64_t t0;		   /* start time (CLOCK_MONOTONIC, ms) */
 	char *self_exe;		   /* our own binary, run again as the isolation probe */
 	struct sb_iso_record iso;  /* what the isolation checks saw (isolation.c) */
-	struct ep_child daemon, agent, evaluator;
+	struct ep_child daemon, agent, evaluator, mcp;
 };
 
 /* main.c */
@@ -192,6 +198,11 @@ int ep_start_daemon(struct ep *ep, struct sb_error **err);
  * harness failures, of which there are none at present.
  */
 int ep_run_agent(struct ep *ep, struct ep_agent_result *ret, struct sb_error **err);
+/*
+ * Start the MCP server (ssebench-mcp) as its unprivileged user, next to the agent, and wait
+ * until it accepts connections. Not started when SSE_MCP=0.
+ */
+int ep_start_mcp(struct ep *ep, struct sb_error **err);
 /* End the agent phase, once: kill its uid, tell the daemon, give the archive back. */
 void ep_end_agent_phase(struct ep *ep);
 /* Run the evaluator to completion (or its time limit). Returns 0, or 1 if interrupted. */

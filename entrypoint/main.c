@@ -166,6 +166,14 @@ load_config(struct ep_config *c, struct sb_error **err)
 	c->timeout_s = env_seconds("TIMEOUT", EP_TIMEOUT_DEFAULT_S);
 	c->daemon_timeout_s = env_seconds("SSE_DAEMON_TIMEOUT", EP_DAEMON_TIMEOUT_DEFAULT_S);
 	c->sidecar_wait_s = env_seconds("SSE_SIDECAR_WAIT", EP_SIDECAR_WAIT_DEFAULT_S);
+	v = secure_getenv("SSE_MCP");
+	c->mcp = v == NULL || strcmp(v, "0") != 0;
+	if (env_path("SSE_MCP_BIN", "/opt/ssebench/bin/ssebench-mcp", &c->mcp_bin, err) < 0)
+		return -1;
+	c->mcp_user = env_str("SSE_MCP_USER", "nobody");
+	c->mcp_port = (unsigned)env_seconds("SSE_MCP_PORT", 3000);
+	if (c->mcp_port > 65535)
+		return sb_error_set(err, EINVAL, "SSE_MCP_PORT=%u is not a port", c->mcp_port);
 	v = secure_getenv("SSE_KEEP_ALIVE");
 	c->keep_alive = v != NULL && strcmp(v, "1") == 0;
 	/*
@@ -449,7 +457,8 @@ open_logs(struct ep *ep, struct sb_error **err)
 		return 0;
 	ep->agent_log = open_log(ep, "agent.log", err);
 	ep->evaluator_log = ep->agent_log < 0 ? -1 : open_log(ep, "evaluator.log", err);
-	return ep->evaluator_log < 0 ? -1 : 0;
+	ep->mcp_log = ep->evaluator_log < 0 ? -1 : open_log(ep, "mcp.log", err);
+	return ep->mcp_log < 0 ? -1 : 0;
 }
 
 /* The agent's user: uid, primary gid, no supplementary groups, and its home directory. */
@@ -704,7 +713,8 @@ main(int argc, char **argv)
 	ep.agent_argv = argv + argi;
 	ep.t0 = ep_now_ms();
 	ep.source_fd = ep.results_fd = ep.archive_fd = -1;
-	ep.log_fd = ep.daemon_log = ep.agent_log = ep.evaluator_log = ep.sfd = -1;
+	ep.log_fd = ep.daemon_log = ep.agent_log = ep.evaluator_log = ep.mcp_log = ep.sfd = -1;
+	ep.mcp.name = "MCP server";
 	ep.daemon.name = "daemon";
 	ep.agent.name = "agent";
 	ep.evaluator.name = "evaluator";
@@ -770,6 +780,10 @@ main(int argc, char **argv)
 		ep_write_unscored_result(&ep, SB_ISO_BEFORE_AGENT, NULL);
 		return fail(&ep, NULL);
 	}
+	/* The agent's test_patch tool: a run whose MCP server does not start fails (upstream
+	 * §4.4), rather than leaving the agent without the tool it was promised. */
+	if (ep_start_mcp(&ep, &err) < 0)
+		return fail(&ep, &err);
 	r = ep_run_agent(&ep, &ar, &err);
 	if (r != 0)
 		return fail(&ep, &err); /* a harness failure, or a stop signal */

@@ -13,9 +13,11 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -23,9 +25,11 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "sb/exit.h"
+#include "sb/fs.h"
 #include "sb/http.h"
 #include "sb/mem.h"
 #include "sb/parse.h"
@@ -79,7 +83,7 @@ ep_supervise_init(struct ep *ep, struct sb_error **err)
 static struct ep_child *
 child_by_pid(struct ep *ep, pid_t pid)
 {
-	struct ep_child *all[] = { &ep->daemon, &ep->agent, &ep->evaluator };
+	struct ep_child *all[] = { &ep->daemon, &ep->agent, &ep->evaluator, &ep->mcp };
 
 	for (size_t i = 0; i < SB_ARRAY_SIZE(all); i++)
 		if (all[i]->pid == pid && !all[i]->exited)
@@ -425,6 +429,95 @@ ep_start_daemon(struct ep *ep, struct sb_error **err)
 	return 0;
 }
 
+/* Does something accept TCP connections on 127.0.0.1:port? */
+static bool
+tcp_listening(unsigned port)
+{
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return ok;
+}
+
+/*
+ * The MCP server runs as an unprivileged user of its own (nobody), not root as upstream's:
+ * it parses whatever the agent sends it, so a bug in it must not be a way to root, where
+ * the task files are readable. It needs nothing root has: its checks go through the agent
+ * socket (mode 0666), gated by the daemon like any other call. It gets the agent's seccomp
+ * filter and no capabilities, in a session of its own; the agent cannot signal it (another
+ * uid). It is started before the agent, so the agent cannot take its port first.
+ */
+int
+ep_start_mcp(struct ep *ep, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
+	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
+	static const struct sb_rlimit_set nocore = { RLIMIT_CORE, 0, 0 };
+	_cleanup_close_ int root_fd = -1;
+	struct sb_cmd cmd = SB_CMD_INIT;
+	struct sb_creds creds;
+	uint64_t deadline;
+
+	if (!ep->cfg.mcp) {
+		ep_log(SB_LOG_INFO, "MCP server: off (SSE_MCP=0)");
+		return 0;
+	}
+	if (sb_creds_lookup(ep->cfg.mcp_user, &creds, err) < 0)
+		return sb_error_prefix(err, "the MCP server's user");
+	if (creds.uid == 0 || creds.uid == ep->agent_creds.uid)
+		return sb_error_set(err, EPERM,
+		    "the MCP server's user '%s' must be neither root nor the agent",
+		    ep->cfg.mcp_user);
+	creds.ngroups = 0;
+	root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	sb_env_set(&env, "PATH", default_path);
+	sb_env_set(&env, "SSE_DAEMON_SOCKET", ep->cfg.daemon_socket);
+	sb_env_set(&env, "SSE_DIFFICULTY", ep->cfg.difficulty);
+	sb_env_set(&env, "SSE_MCP_ADDRESS", "127.0.0.1");
+	sb_argv_pushf(&env, "SSE_MCP_PORT=%u", ep->cfg.mcp_port);
+	sb_env_set(&env, "MCP_LOG_DIR", "/tmp/mcp/logs");
+	sb_argv_push(&argv, ep->cfg.mcp_bin);
+	cmd.path = ep->cfg.mcp_bin;
+	cmd.argv = argv.v;
+	cmd.envp = env.v;
+	cmd.cwd_fd = root_fd;
+	cmd.stdin_fd = SB_CMD_DEVNULL;
+	cmd.stdout_fd = ep->mcp_log;
+	cmd.creds = &creds;
+	cmd.seccomp = ep->seccomp;
+	cmd.rlimits = &nocore;
+	cmd.n_rlimits = 1;
+	cmd.flags = SB_CMD_NEW_SESSION | SB_CMD_DEATHSIG | SB_CMD_STDERR_TO_STDOUT;
+	if (start_child(&ep->mcp, &cmd, err) < 0)
+		return sb_error_prefix(err, "MCP server");
+	deadline = ep->mcp.start_ms + EP_MCP_TIMEOUT_S * 1000;
+	while (!tcp_listening(ep->cfg.mcp_port)) {
+		if (ep->stop_signal != 0)
+			return sb_error_set(err, EINTR, "stopped while waiting for the MCP server");
+		if (ep->mcp.exited)
+			return sb_error_set(err, ECHILD,
+			    "the MCP server exited with status %d before it listened (mcp.log)",
+			    ep->mcp.status);
+		if (ep_now_ms() >= deadline)
+			return sb_error_set(err, ETIMEDOUT,
+			    "the MCP server did not listen on port %u within %d s", ep->cfg.mcp_port,
+			    EP_MCP_TIMEOUT_S);
+		ep_wait(ep, ep_now_ms() + DAEMON_POLL_MS);
+	}
+	ep_log(SB_LOG_INFO, "MCP server ready at http://127.0.0.1:%u/mcp as '%s' (pid %d) after %.1f s",
+	    ep->cfg.mcp_port, ep->cfg.mcp_user, (int)ep->mcp.pid, ep_secs(ep->mcp.start_ms));
+	return 0;
+}
+
 /*
  * The agent's environment: ours without what only root and the admin side may know (the
  * admin socket, the results directory, the secrets file, our programs, the daemon's private
@@ -446,6 +539,11 @@ agent_env(const struct ep *ep, struct sb_argv *env)
 	sb_env_set(env, "SSE_DAEMON_SOCKET", ep->cfg.daemon_socket);
 	sb_env_set(env, "SSE_ARCHIVE", ep->cfg.archive);
 	sb_env_set(env, "SSE_DIFFICULTY", ep->cfg.difficulty);
+	if (ep->mcp.pid > 0) {
+		_cleanup_free_ char *url = sb_xasprintf("http://127.0.0.1:%u/mcp", ep->cfg.mcp_port);
+
+		sb_env_set(env, "SSE_MCP_URL", url);
+	}
 	if (sb_env_get(env, "PATH") == NULL)
 		sb_env_set(env, "PATH", default_path);
 	env_merge(env, &ep->secrets);
@@ -606,6 +704,9 @@ ep_end_agent_phase(struct ep *ep)
 		return;
 	ep->phase_ended = true;
 	ep_kill_agent_uid(ep, "end of the agent phase");
+	/* test_patch is a tool of the agent phase: it ends with it. */
+	if (ep_child_running(&ep->mcp))
+		stop_group(ep, &ep->mcp, EP_STOP_GRACE_MS);
 	/* In a sidecar agent container the daemon is the task container's, not our child: it
 	 * kills the agent's processes there (the ones its bash tool started) when told. */
 	if (ep->stop_signal == 0 &&
@@ -708,6 +809,8 @@ ep_cleanup(struct ep *ep)
 		ep_log(SB_LOG_INFO, "stopping the evaluator (pid %d)", (int)ep->evaluator.pid);
 		stop_group(ep, &ep->evaluator, EP_STOP_GRACE_MS);
 	}
+	if (ep_child_running(&ep->mcp))
+		stop_group(ep, &ep->mcp, EP_STOP_GRACE_MS);
 	/* Interrupted in the agent phase: end it here (no daemon call: it is going away). */
 	if (ep->agent.pid > 0 && !ep->phase_ended)
 		ep_end_agent_phase(ep);

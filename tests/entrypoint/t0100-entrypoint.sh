@@ -20,6 +20,7 @@ require_daemon_env
 plan_lazy
 
 R=$SB_TMP/rp/results		# results; its parent must end up 0700 root
+MCP_PORT=$((40000 + ($$ % 10000)))
 B=$SB_TMP/bin			# our programs (agents, evaluator wrapper)
 SECRETS=$SB_TMP/secrets/run.env
 VICTIM=$SB_TMP/victim		# what planted links in the archive point at
@@ -51,6 +52,10 @@ for a in "$@"; do
 	i=$((i + 1))
 done
 curl -s -m 10 --unix-socket "$SSE_DAEMON_SOCKET" http://d/version >"$out/version" 2>&1
+curl -s -m 10 -X POST -H 'Content-Type: application/json' "$SSE_MCP_URL" \
+	--data '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}' \
+	>"$out/mcp" 2>&1
+ps -o user= -C ssebench-mcp >"$out/mcp-user" 2>&1
 curl -s -m 60 -o "$out/bash.body" -w '%{http_code}' --unix-socket "$SSE_DAEMON_SOCKET" \
 	-H 'Content-Type: application/json' --data '{"command": "echo hi-from-bash"}' \
 	http://d/tool/bash >"$out/bash.code" 2>&1
@@ -116,6 +121,7 @@ ep_env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	SSE_BENCH_PATH="$D/bench" SSE_REPO_PATH="$D/repo" SSE_RUNNER_DIR="$D/runner"
 	SSE_DAEMON_STATE="$D/state" SSE_DAEMON_SOCKET="$D/sse.sock"
 	SSE_ADMIN_SOCKET="$D/admin/admin.sock" SSE_HTTP_PORT="$PORT" SSE_DIFFICULTY=2
+	SSE_MCP_BIN="$SB_BUILDDIR/ssebench-mcp" SSE_MCP_PORT="$MCP_PORT"
 	SSE_AGENT_USER="$AGENT_USER" SSE_RUNNER_USER="$RUNNER_USER" SSE_DAEMON_USER="$DAEMON_USER"
 	SSE_RESULTS="$R" SSE_ARCHIVE="$D/archive" SSE_SOURCE="$D/src" SSE_DAEMON_TIMEOUT=30
 	SSE_DAEMON_BIN="$DAEMON" SSE_EVALUATOR_BIN="$B/evaluator" SSE_SECRETS_FILE="$SECRETS"
@@ -249,6 +255,10 @@ done
 ok "$bad" "each argument arrives byte for byte"
 ok "$([ ! -e "$SB_TMP/pwned" ]; echo $?)" "no shell ran the arguments"
 like "$(cat "$A/version" 2>/dev/null)" '"version"' "the agent reached the agent socket"
+like "$(cat "$A/mcp" 2>/dev/null)" '"name":"ssebench MCP Server"' "the agent reached the MCP server at \$SSE_MCP_URL"
+is "$(cat "$A/mcp-user" 2>/dev/null)" nobody "the MCP server runs as nobody, not root"
+like "$(cat "$R/entrypoint.log")" 'MCP server ready at http://127.0.0.1:[0-9]+/mcp as .nobody.' "the entrypoint started the MCP server before the agent"
+ok "$(! curl -s -m 2 -o /dev/null "http://127.0.0.1:$MCP_PORT/mcp"; echo $?)" "the MCP server is gone after the run"
 is "$(cat "$A/bash.code" 2>/dev/null)" 200 "the bash tool works during the agent phase"
 like "$(cat "$A/bash.body" 2>/dev/null)" 'hi-from-bash' "and ran the command"
 like "$(cat "$R/agent.log")" '^probe agent run first$' "the agent's output is in agent.log"
