@@ -83,6 +83,8 @@ is "$(probe seccomp)" 2 "inside: a seccomp filter"
 like "$(probe daemon-version)" '"version"' "inside: the agent socket answers"
 is "$(probe reference-on-agent-socket)" 403 "inside: /reference/patch is refused on the agent socket"
 is "$(probe token-set)" yes "inside: the agent got the run token"
+is "$(probe mcp-server)" "ssebench MCP Server" "inside: the MCP server answers at \$SSE_MCP_URL"
+is "$(probe mcp-test-patch)" "test_patch result: every check that ran passed." "inside: test_patch ran the level-2 checks (build, functional tests)"
 is "$(probe admin-env)" no "inside: the agent does not know the admin socket"
 # Fixed uids no host account gets (images/sandbox/setup-tool-layer.sh): a host process of a
 # colliding uid could otherwise signal the run's scripts (kill(-1) crosses into containers).

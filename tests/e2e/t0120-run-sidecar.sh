@@ -71,6 +71,8 @@ done
 like "$(probe daemon-version)" '"version"' "agent container: the agent socket on the shared volume answers"
 is "$(probe reference-on-agent-socket)" 403 "agent container: /reference/patch is refused on the agent socket"
 is "$(probe token-set)" yes "agent container: the agent got the run token"
+is "$(probe mcp-server)" "ssebench MCP Server" "agent container: the MCP server answers at \$SSE_MCP_URL"
+is "$(probe mcp-test-patch)" "test_patch result: every check that ran passed." "agent container: test_patch ran the level-2 checks (build, functional tests)"
 is "$(probe admin-env)" no "agent container: the agent does not know the admin socket"
 is "$(probe runner-ids)" "" "agent container: there is no runner here (scripts run in the task container)"
 is "$(probe capeff):$(probe nonewprivs):$(probe seccomp)" 0000000000000000:1:2 "agent container: no capabilities, no_new_privs, seccomp"

@@ -20,6 +20,12 @@ say daemon-version "$(curl -s -m 5 --unix-socket "$SSE_DAEMON_SOCKET" http://d/v
 say reference-on-agent-socket "$(curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$SSE_DAEMON_SOCKET" http://d/reference/patch)"
 say token-set "$([ -n "${SSE_DAEMON_TOKEN:-}" ] && echo yes || echo no)"
 say admin-env "$([ -n "${SSE_ADMIN_SOCKET:-}" ] && echo yes || echo no)"
+# The MCP server next to the agent: the handshake, and test_patch at the run's level.
+mcp() { curl -s -m "$1" -X POST -H 'Content-Type: application/json' --data "$2" "${SSE_MCP_URL:-http://127.0.0.1:3000/mcp}"; }
+say mcp-server "$(mcp 10 '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}' |
+	grep -o '"serverInfo":{"name":"[^"]*"' | sed 's/.*"name":"//; s/"$//')"
+say mcp-test-patch "$(mcp 900 '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_patch", "arguments": {}}}' |
+	grep -o 'test_patch result: [^.]*\.')"
 say runner-ids "$(getent passwd sse-runner | cut -d: -f3,4)"
 say daemon-ids "$(getent passwd sse-daemon | cut -d: -f3,4)"
 exit 0
