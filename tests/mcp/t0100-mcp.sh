@@ -9,7 +9,7 @@
 export SBT_USER_PREFIX=sbm
 . "$SB_SRCDIR/tests/daemon/lib-daemon.sh"
 
-MCP=${SSEBENCH_MCP:-$SB_BUILDDIR/ssebench-mcp}
+. "$SB_SRCDIR/tests/mcp/lib-mcp.sh"
 [ -x "$MCP" ] || skip_all "ssebench-mcp is not built"
 [ -x "$DAEMON" ] || skip_all "ssebench-daemon is not built"
 command -v python3 >/dev/null || skip_all "python3 is needed to read the replies"
@@ -18,29 +18,6 @@ plan_lazy
 
 MPORT=$((30000 + ($$ % 20000)))
 LOGDIR=$SB_TMP/mcp-logs
-mcp_pid=
-
-start_mcp() { # LEVEL [NAME=VALUE...]
-	local level=$1
-	shift
-	env -i PATH=/usr/bin:/bin SSE_DAEMON_SOCKET="$D/sse.sock" SSE_DIFFICULTY="$level" \
-		SSE_MCP_PORT="$MPORT" MCP_LOG_DIR="$LOGDIR" "$@" "$MCP" >>"$SB_TMP/mcp.log" 2>&1 &
-	mcp_pid=$!
-	for _ in $(seq 50); do
-		curl -s -m 1 -o /dev/null "http://127.0.0.1:$MPORT/mcp" && return 0
-		sleep 0.1
-	done
-	diag "ssebench-mcp did not start: $(tail -5 "$SB_TMP/mcp.log")"
-	return 1
-}
-stop_mcp() {
-	[ -n "$mcp_pid" ] && kill -TERM "$mcp_pid" 2>/dev/null && wait "$mcp_pid" 2>/dev/null
-	mcp_pid=
-}
-sb_cleanup_hook() {
-	stop_mcp
-	stop_daemon
-}
 # rpc BODY [CURL ARGS...]: POST to /mcp; HTTP status in RC, body in $SB_TMP/r, headers in $SB_TMP/h.
 rpc() {
 	local body=$1

@@ -12,7 +12,7 @@ export SBT_USER_PREFIX=sbm
 . "$SB_SRCDIR/tests/daemon/lib-daemon.sh"
 
 SDK_VERSION=1.32.2
-MCP=${SSEBENCH_MCP:-$SB_BUILDDIR/ssebench-mcp}
+. "$SB_SRCDIR/tests/mcp/lib-mcp.sh"
 NPM_DIR=${SSEBENCH_NPM_DIR:-$SB_BUILDDIR/.cache/mcp-client}
 [ -x "$MCP" ] || skip_all "ssebench-mcp is not built"
 command -v python3 >/dev/null || skip_all "python3 is needed to read the replies"
@@ -35,25 +35,6 @@ fi
 cp "$SB_SRCDIR/tests/mcp/sdk-client.mjs" "$NPM_DIR/sdk-client.mjs"
 
 MPORT=$((30000 + ($$ % 20000) + 1))
-mcp_pid=
-start_mcp() { # LEVEL
-	env -i PATH=/usr/bin:/bin SSE_DAEMON_SOCKET="$D/sse.sock" SSE_DIFFICULTY="$1" \
-		SSE_MCP_PORT="$MPORT" MCP_LOG_DIR="$SB_TMP/logs" "$MCP" >>"$SB_TMP/mcp.log" 2>&1 &
-	mcp_pid=$!
-	for _ in $(seq 50); do
-		curl -s -m 1 -o /dev/null "http://127.0.0.1:$MPORT/mcp" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-stop_mcp() {
-	[ -n "$mcp_pid" ] && kill -TERM "$mcp_pid" 2>/dev/null && wait "$mcp_pid" 2>/dev/null
-	mcp_pid=
-}
-sb_cleanup_hook() {
-	stop_mcp
-	stop_daemon
-}
 f() { # EXPR over the client's report d
 	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$OUT" "$1" 2>&1
 }
