@@ -19,16 +19,7 @@
 bool
 dconf_gate_allows(unsigned difficulty, const char *action)
 {
-	/* Upstream §3.4: 0 everything; 1 no intent test; 2 no PoCs; 3 build only; 4 nothing. */
-	if (strcmp(action, "build") == 0)
-		return difficulty <= 3;
-	if (strcmp(action, "function_test") == 0)
-		return difficulty <= 2;
-	if (strcmp(action, "run_poc") == 0)
-		return difficulty <= 1;
-	if (strcmp(action, "intent_test") == 0)
-		return difficulty == 0;
-	return true; /* unknown actions pass the gate and are refused by the router */
+	return sb_level_allows(difficulty, action); /* the one table, in libsb (task.h) */
 }
 
 bool

@@ -29,13 +29,6 @@ struct mcp_config {
 	unsigned port;		  /* SSE_MCP_PORT */
 };
 
-/* What the level lets test_patch run (upstream §6: build <=3, functional <=2, PoCs <=1,
- * intent 0). */
-struct mcp_steps {
-	bool build, functional, pocs, intent;
-};
-struct mcp_steps mcp_steps_for_level(unsigned level);
-
 /*
  * test_patch: run the allowed checks through the daemon and return the text the agent
  * reads (never NULL; free it). A daemon that cannot be reached, or refuses a check, gives

@@ -18,22 +18,12 @@
 #include "sb/buf.h"
 #include "sb/fs.h"
 #include "sb/mem.h"
+#include "sb/task.h"
 
 #include "mcp.h"
 
-static const char *const level_names[] = { "FULL_ASSISTANCE", "NO_INTENT_TEST", "NO_FUTURE_TEST",
-	"BUILD_ONLY", "NO_BUILD" };
-
 static const char internal_failure[] =
     "An internal testing failure occurred. Your patch is not responsible for this failure.";
-
-struct mcp_steps
-mcp_steps_for_level(unsigned level)
-{
-	struct mcp_steps s = { level <= 3, level <= 2, level <= 1, level == 0 };
-
-	return s;
-}
 
 enum outcome { NOT_RUN, PASSED, FAILED, SKIPPED_BUILD, COVERED };
 
@@ -196,7 +186,11 @@ failed:
 char *
 mcp_test_patch(const struct mcp_config *c)
 {
-	struct mcp_steps st = mcp_steps_for_level(c->level);
+	/* What the level lets test_patch run: the daemon's own gate (sb_level_allows). */
+	const struct {
+		bool build, functional, pocs, intent;
+	} st = { sb_level_allows(c->level, "build"), sb_level_allows(c->level, "function_test"),
+		sb_level_allows(c->level, "run_poc"), sb_level_allows(c->level, "intent_test") };
 	struct check build = { NOT_RUN, NULL }, pocs = { NOT_RUN, NULL }, intent = { NOT_RUN, NULL },
 		     func = { NOT_RUN, NULL };
 	struct sb_buf out = SB_BUF_INIT(16 * 1024 * 1024);
@@ -335,7 +329,7 @@ mcp_test_patch(const struct mcp_config *c)
 	}
 	if (withheld.n > 0) {
 		(void)sb_buf_appendf(&out, NULL, "\nNot available at difficulty level %u (%s): ",
-		    c->level, level_names[c->level]);
+		    c->level, sb_level_name(c->level));
 		for (size_t i = 0; i < withheld.n; i++)
 			(void)sb_buf_appendf(&out, NULL, "%s%s", i ? ", " : "", withheld.v[i]);
 		(void)sb_buf_appends(&out, ". Nothing is reported about them.", NULL);

@@ -72,6 +72,16 @@ unsigned sb_task_checks(const struct sb_task_config *c);
 /* "build", "poc", "function_test", "intent_test" */
 const char *sb_task_check_name(enum sb_task_check check);
 
+/*
+ * The difficulty gate (upstream §3.4): does level 0..4 let the agent run a bencher action
+ * ("build", "run_poc", "function_test", "intent_test")? 0 everything, 1 no intent test, 2 no
+ * PoCs, 3 build only, 4 nothing. Unknown actions pass (the daemon's router refuses them).
+ * One table for the daemon, which enforces it, and the MCP server, which plans by it.
+ */
+bool sb_level_allows(unsigned level, const char *action);
+/* "FULL_ASSISTANCE" .. "NO_BUILD", upstream's names of the levels; "?" out of range. */
+const char *sb_level_name(unsigned level);
+
 /* One path the config names (a script, a diff, a PoC, a report), for resolution. */
 struct sb_task_path_ref {
 	char *key; /* "scripts.build", "files.poc[0]", ... (owned) */

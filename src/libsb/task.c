@@ -457,6 +457,29 @@ sb_task_checks(const struct sb_task_config *c)
 	return checks;
 }
 
+bool
+sb_level_allows(unsigned level, const char *action)
+{
+	if (strcmp(action, "build") == 0)
+		return level <= 3;
+	if (strcmp(action, "function_test") == 0)
+		return level <= 2;
+	if (strcmp(action, "run_poc") == 0)
+		return level <= 1;
+	if (strcmp(action, "intent_test") == 0)
+		return level == 0;
+	return true;
+}
+
+const char *
+sb_level_name(unsigned level)
+{
+	static const char *const names[] = { "FULL_ASSISTANCE", "NO_INTENT_TEST", "NO_FUTURE_TEST",
+		"BUILD_ONLY", "NO_BUILD" };
+
+	return level < SB_ARRAY_SIZE(names) ? names[level] : "?";
+}
+
 const char *
 sb_task_check_name(enum sb_task_check check)
 {
