@@ -171,9 +171,15 @@ load_config(struct ep_config *c, struct sb_error **err)
 	if (env_path("SSE_MCP_BIN", "/opt/ssebench/bin/ssebench-mcp", &c->mcp_bin, err) < 0)
 		return -1;
 	c->mcp_user = env_str("SSE_MCP_USER", "nobody");
-	c->mcp_port = (unsigned)env_seconds("SSE_MCP_PORT", 3000);
-	if (c->mcp_port > 65535)
-		return sb_error_set(err, EINVAL, "SSE_MCP_PORT=%u is not a port", c->mcp_port);
+	c->mcp_port = 3000;
+	v = secure_getenv("SSE_MCP_PORT");
+	if (v != NULL && *v != '\0') {
+		uint64_t port;
+
+		if (sb_parse_u64(v, 1, 65535, &port, err) < 0)
+			return sb_error_prefix(err, "SSE_MCP_PORT='%s'", v);
+		c->mcp_port = (unsigned)port;
+	}
 	v = secure_getenv("SSE_KEEP_ALIVE");
 	c->keep_alive = v != NULL && strcmp(v, "1") == 0;
 	/*

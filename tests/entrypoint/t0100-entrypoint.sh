@@ -20,7 +20,8 @@ require_daemon_env
 plan_lazy
 
 R=$SB_TMP/rp/results		# results; its parent must end up 0700 root
-MCP_PORT=$((40000 + ($$ % 10000)))
+# A port nobody listens on now (the kernel's pick): suites may run side by side.
+MCP_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 B=$SB_TMP/bin			# our programs (agents, evaluator wrapper)
 SECRETS=$SB_TMP/secrets/run.env
 VICTIM=$SB_TMP/victim		# what planted links in the archive point at
@@ -55,7 +56,8 @@ curl -s -m 10 --unix-socket "$SSE_DAEMON_SOCKET" http://d/version >"$out/version
 curl -s -m 10 -X POST -H 'Content-Type: application/json' "$SSE_MCP_URL" \
 	--data '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}' \
 	>"$out/mcp" 2>&1
-ps -o user= -C ssebench-mcp >"$out/mcp-user" 2>&1
+# Our own entrypoint's server (its child, as we are), not another run's.
+ps -o user=,comm= --ppid "$PPID" | awk '$2 == "ssebench-mcp" { print $1 }' >"$out/mcp-user" 2>&1
 curl -s -m 60 -o "$out/bash.body" -w '%{http_code}' --unix-socket "$SSE_DAEMON_SOCKET" \
 	-H 'Content-Type: application/json' --data '{"command": "echo hi-from-bash"}' \
 	http://d/tool/bash >"$out/bash.code" 2>&1

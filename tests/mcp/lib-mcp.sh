@@ -1,9 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/mcp/lib-mcp.sh: start and stop ssebench-mcp next to the daemon of lib-daemon.sh.
-# Sourced after tests/lib.sh and tests/daemon/lib-daemon.sh; the caller sets MPORT.
+# Sourced after tests/lib.sh and tests/daemon/lib-daemon.sh.
 
 MCP=${SSEBENCH_MCP:-$SB_BUILDDIR/ssebench-mcp}
 mcp_pid=
+
+# A TCP port nobody listens on now (the kernel's pick), so suites can run side by side.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+MPORT=$(free_port)
 
 # start_mcp LEVEL [NAME=VALUE...]: the server on 127.0.0.1:$MPORT, against the daemon's agent
 # socket; returns once it accepts connections.

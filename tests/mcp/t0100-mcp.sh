@@ -16,7 +16,6 @@ command -v python3 >/dev/null || skip_all "python3 is needed to read the replies
 require_daemon_env
 plan_lazy
 
-MPORT=$((30000 + ($$ % 20000)))
 LOGDIR=$SB_TMP/mcp-logs
 # rpc BODY [CURL ARGS...]: POST to /mcp; HTTP status in RC, body in $SB_TMP/r, headers in $SB_TMP/h.
 rpc() {

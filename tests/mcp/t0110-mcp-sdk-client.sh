@@ -34,7 +34,6 @@ if [ "$(cat "$NPM_DIR/.installed" 2>/dev/null)" != "$SDK_VERSION" ]; then
 fi
 cp "$SB_SRCDIR/tests/mcp/sdk-client.mjs" "$NPM_DIR/sdk-client.mjs"
 
-MPORT=$((30000 + ($$ % 20000) + 1))
 f() { # EXPR over the client's report d
 	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$OUT" "$1" 2>&1
 }
