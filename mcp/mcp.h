@@ -18,8 +18,6 @@
 #define MCP_BODY_MAX	      (1024 * 1024) /* one JSON-RPC message */
 #define MCP_LOG_WORDS_MAX     10000	    /* a log longer than this goes to a file */
 #define MCP_LOG_LINES_TAIL    100
-#define MCP_CHECK_TIMEOUT_MS  (3600 * 1000) /* one daemon check (a build may be long) */
-#define MCP_QUICK_TIMEOUT_MS  (30 * 1000)   /* /capabilities, /project */
 
 struct mcp_config {
 	unsigned level;		  /* SSE_DIFFICULTY, 0..4 */

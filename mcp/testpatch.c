@@ -18,6 +18,7 @@
 #include "sb/buf.h"
 #include "sb/fs.h"
 #include "sb/mem.h"
+#include "sb/sdk.h"
 #include "sb/task.h"
 
 #include "mcp.h"
@@ -32,47 +33,26 @@ struct check {
 	char *log; /* stdout, a blank line, stderr: of a failed run */
 };
 
-/* POST /tool/bencher?action=A with body; 0 with *code and the log, -1 on any failure. */
-static int
-bencher(const struct mcp_config *c, const char *action, json_t *body, int *code, char **log)
-{
-	struct sb_http_target t = { .unix_socket = c->daemon_socket,
-		.base_url = "http://localhost", .timeout_ms = MCP_CHECK_TIMEOUT_MS };
-	_cleanup_free_ char *path = sb_xasprintf("/tool/bencher?action=%s", action);
-	struct sb_error *err = NULL;
-	json_t *reply = NULL;
-	long status = 0;
-	int r = -1;
-
-	if (sb_http_json(&t, "POST", path, body, &status, &reply, &err) < 0) {
-		sb_error_release(&err);
-		return -1;
-	}
-	if (status == 200 && json_is_integer(json_object_get(reply, "code"))) {
-		*code = (int)json_integer_value(json_object_get(reply, "code"));
-		*log = sb_xasprintf("%s\n\n%s",
-		    json_string_value(json_object_get(reply, "stdout")) ?: "",
-		    json_string_value(json_object_get(reply, "stderr")) ?: "");
-		r = 0;
-	}
-	json_decref(reply);
-	return r;
-}
-
 static int
 run_check(const struct mcp_config *c, const char *action, const char *poc, struct check *ck)
 {
-	json_t *body = poc != NULL ? json_pack("{s:b, s:s}", "grading", 0, "poc", poc)
-				   : json_pack("{s:b}", "grading", 0);
-	int code = 0, r;
+	struct sb_sdk sdk;
+	struct sb_script_result r;
+	struct sb_error *err = NULL;
+	int rc;
 
 	free(ck->log);
 	ck->log = NULL;
-	r = bencher(c, action, body, &code, &ck->log);
-	json_decref(body);
-	if (r < 0)
+	sb_sdk_init_socket(&sdk, c->daemon_socket);
+	rc = sb_sdk_bencher(&sdk, action, poc, &r, &err);
+	sb_sdk_release(&sdk);
+	if (rc < 0) {
+		sb_error_release(&err);
 		return -1;
-	ck->o = code == 0 ? PASSED : FAILED;
+	}
+	ck->o = r.code == 0 ? PASSED : FAILED;
+	ck->log = sb_xasprintf("%s\n\n%s", r.out, r.err);
+	sb_script_result_release(&r);
 	return 0;
 }
 
@@ -80,20 +60,14 @@ run_check(const struct mcp_config *c, const char *action, const char *poc, struc
 static json_t *
 daemon_get(const struct mcp_config *c, const char *path)
 {
-	struct sb_http_target t = { .unix_socket = c->daemon_socket,
-		.base_url = "http://localhost", .timeout_ms = MCP_QUICK_TIMEOUT_MS };
+	struct sb_sdk sdk;
 	struct sb_error *err = NULL;
 	json_t *reply = NULL;
-	long status = 0;
 
-	if (sb_http_json(&t, "GET", path, NULL, &status, &reply, &err) < 0) {
+	sb_sdk_init_socket(&sdk, c->daemon_socket);
+	if (sb_sdk_call(&sdk, "GET", path, NULL, 0, &reply, &err) < 0)
 		sb_error_release(&err);
-		return NULL;
-	}
-	if (status != 200) {
-		json_decref(reply);
-		return NULL;
-	}
+	sb_sdk_release(&sdk);
 	return reply;
 }
 
