@@ -86,4 +86,7 @@ chown root:sse-runner /var/lib/ssebench-runner
 chmod 0710 /var/lib/ssebench-runner
 chmod 0711 /var/lib/ssebench-daemon
 chown model:model /tmp/sse-archive
+# 5. The agent's own command (sse: the task, its prompt, the daemon's tools, the dialog).
+mkdir -p /usr/local/bin
+ln -sf /opt/ssebench/bin/sse /usr/local/bin/sse
 say "done"

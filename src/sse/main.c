@@ -258,7 +258,7 @@ cmd_bash(int argc, char **argv)
 	uint64_t t = 0;
 	int c;
 
-	optind = 1;
+	optind = 0; /* a full restart of getopt (GNU): main() parsed with other options */
 	while ((c = getopt_long(argc, argv, "+c:", opts, NULL)) != -1) {
 		if (c == 'c')
 			text = optarg;
@@ -425,17 +425,16 @@ cmd_dialog(int argc, char **argv)
 		{ "message", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *type = argc > 1 ? argv[1] : NULL;
+	const char *type = NULL;
 	const char *agent = NULL, *id = NULL, *name = NULL, *status = NULL, *args = NULL;
 	const char *result = NULL, *error = NULL, *message = NULL;
 	uint64_t turns = 0, dur = 0, tin = 0, tout = 0;
 	json_t *f = NULL;
 	int c;
 
-	if (type == NULL)
-		return usage("dialog: which entry? init, prompt, message, thinking, tool, complete");
-	optind = 2;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	/* Options may come before or after the entry's text (getopt permutes). */
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		uint64_t *n = c == 'T' ? &turns : c == 'D' ? &dur : c == 'I' ? &tin : c == 'O' ? &tout : NULL;
 
 		if (n != NULL) {
@@ -455,6 +454,9 @@ cmd_dialog(int argc, char **argv)
 		default: return usage("dialog: unknown option");
 		}
 	}
+	if (optind >= argc)
+		return usage("dialog: which entry? init, prompt, message, thinking, tool, complete");
+	type = argv[optind++];
 	if (strcmp(type, "init") == 0) {
 		json_t *project = NULL;
 		int rc;
@@ -624,7 +626,7 @@ cmd_agent(int argc, char **argv)
 	int fmt, c, rc, fds[2];
 	const char *status;
 
-	optind = 1;
+	optind = 0; /* a full restart of getopt (GNU): main() parsed with other options */
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
