@@ -18,6 +18,7 @@ struct sb_http_target {
 	const char *token;	 /* sent as "Authorization: Bearer <token>", or NULL */
 	long timeout_ms;	 /* the whole call; 0: SB_HTTP_TIMEOUT_DEFAULT_MS */
 	size_t max_reply;	 /* 0: SB_HTTP_REPLY_MAX */
+	bool https;		 /* also allow https: (the model proxy; never the daemon) */
 };
 
 struct sb_http_reply {

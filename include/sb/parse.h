@@ -38,6 +38,12 @@ bool sb_run_id_valid(const char *s);
 /* A plain name (agent, model, dataset): [a-z0-9][a-z0-9._-]*, at most SB_NAME_MAX. */
 bool sb_name_valid(const char *s);
 
+/*
+ * Levenshtein distance between two short strings (for "did you mean"): SIZE_MAX when
+ * either is 63 bytes or longer.
+ */
+size_t sb_edit_distance(const char *a, const char *b);
+
 /* Lower-case ASCII copy (malloc'd). */
 char *sb_ascii_lower(const char *s);
 

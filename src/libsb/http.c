@@ -79,7 +79,7 @@ sb_http_request(const struct sb_http_target *t, const char *method, const char *
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	/* Only plain HTTP to the daemon: no redirects, no other protocol, no proxy from env. */
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, t->https ? "http,https" : "http");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_PROXY, "");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);

@@ -108,29 +108,6 @@ report(struct ctx *x, const struct sb_ynode *at, const char *fmt, ...)
 	    msg);
 }
 
-/* Edit distance, for "did you mean"; keys are short. */
-static size_t
-edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, sizeof(size_t) * (lb + 1));
-	}
-	return prev[lb];
-}
-
 static const char *
 closest_key(const struct field *fields, const char *key)
 {
@@ -138,7 +115,7 @@ closest_key(const struct field *fields, const char *key)
 	size_t best_d = 3;
 
 	for (const struct field *f = fields; f->name != NULL; f++) {
-		size_t d = edit_distance(key, f->name);
+		size_t d = sb_edit_distance(key, f->name);
 
 		if (d < best_d)
 			best = f->name, best_d = d;

@@ -39,6 +39,8 @@
 #include "docker.h"
 #include "images.h"
 #include "network.h"
+#include "models.h"
+#include "proxy.h"
 #include "run.h"
 
 struct run_opts {
@@ -96,19 +98,6 @@ run_error_result(const char *why)
 	    "func_test_success", "intent_test_success", "error_msg", why, "error_log",
 	    "runtime_result", "agent_duration", 0, "agent_timeout", 0, "evaluator_timeout", 0,
 	    "agent_exit_code");
-}
-
-/* A model name is a path component of the results layout: keep it plain. */
-static bool
-model_name_ok(const char *m)
-{
-	if (m == NULL || *m == '\0' || strlen(m) > SB_NAME_MAX || m[0] == '.')
-		return false;
-	for (const char *p = m; *p != '\0'; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-			*p == '.' || *p == '_' || *p == '-'))
-			return false;
-	return true;
 }
 
 /*
@@ -463,6 +452,59 @@ sidecar_finish(const struct run_ctx *rx, const char *task_container, bool keep)
 	progress("removed the task container %s and the run's volumes", task_container);
 }
 
+/*
+ * --model must name a model of models/<name>.yaml, and those files must be sound (a malformed
+ * file is an error here, not skipped). Prints what is wrong and returns -1.
+ */
+static int
+check_model(const char *name)
+{
+	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
+	_cleanup_free_ char *dir = models_dir(), *near = NULL;
+	struct sb_error *err = NULL;
+	struct models m;
+	int r = 0;
+
+	if (models_load(dir, &m, &diags, &err) < 0) {
+		cli_fail("%s", sb_error_message(err));
+		sb_error_release(&err);
+		models_release(&m);
+		return -1;
+	}
+	if (diags.n > 0) {
+		sb_diags_print(&diags, stderr);
+		cli_fail("the model files in %s have problems (see above)", dir);
+		models_release(&m);
+		return -1;
+	}
+	if (models_find(&m, name) == NULL) {
+		near = models_closest(&m, name);
+		if (near != NULL)
+			cli_fail("unknown model '%s': did you mean %s? (the models of %s/)", name,
+			    near, dir);
+		else
+			cli_fail("unknown model '%s': %s/ defines %zu model%s (ssebench models list)",
+			    name, dir, m.n, m.n == 1 ? "" : "s");
+		r = -1;
+	}
+	models_release(&m);
+	return r;
+}
+
+/* Delete the run's proxy key if it is still ours; a failure is said, not fatal. */
+static void
+end_run_key(struct proxy *px)
+{
+	struct sb_error *err = NULL;
+
+	if (proxy_key_delete(px, &err) < 0) {
+		sb_log(SB_LOG_WARN, "%s: the run's key was not deleted; it expires by itself an hour "
+				    "after the run's time limit",
+		    sb_error_message(err));
+		sb_error_release(&err);
+	}
+}
+
 static int
 do_run(struct run_opts *o)
 {
@@ -475,6 +517,9 @@ do_run(struct run_opts *o)
 	_cleanup_free_ char *gateway = NULL, *task_image = NULL, *task_container = NULL;
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	struct run_ctx rx = { 0 };
+	struct proxy px = { 0 };
+	bool uses_model = false;
+	double spend = 0.0;
 	bool sidecar = strcmp(o->mode, "sidecar") == 0, sidecar_done = false;
 	struct agent_info ag = { NULL, NULL, NULL };
 	struct sb_dataset *ds = NULL;
@@ -504,9 +549,17 @@ do_run(struct run_opts *o)
 		rc = cli_fail("--model is required for the agent '%s'", o->agent);
 		goto out;
 	}
-	if (!model_name_ok(o->model)) {
+	if (!model_name_valid(o->model)) {
 		rc = cli_fail("'%s' is not a model name", o->model);
 		goto out;
+	}
+	/* A model-backed run: the model must be one of ours, and the proxy must be there. */
+	uses_model = strcmp(o->model, "none") != 0;
+	if (uses_model && (check_model(o->model) < 0 || proxy_configure(&px, &err) < 0 ||
+			      proxy_check(&px, &err) < 0)) {
+		if (err == NULL)
+			goto out;
+		goto fail;
 	}
 	if (sb_dataset_load(o->local, &ds, &diags, &err) < 0)
 		goto fail;
@@ -598,7 +651,8 @@ do_run(struct run_opts *o)
 		goto fail;
 	}
 	net = sb_xasprintf("%s_%s", project, strcmp(o->egress, "open") == 0 ? "default" : "agents");
-	if (net_ensure(net, strcmp(o->egress, "open") != 0, &err) < 0)
+	if (net_ensure(net, strcmp(o->egress, "open") != 0, &err) < 0 ||
+	    (uses_model && proxy_attach(&px, net, &err) < 0))
 		goto fail;
 	if (strcmp(o->egress, "open") != 0) {
 		gateway = net_gateway(net);
@@ -643,8 +697,15 @@ do_run(struct run_opts *o)
 		for (int i = 0; i < 16; i++)
 			snprintf(hex + 2 * i, 3, "%02x", tok[i]);
 		secrets = sb_xasprintf("%s/run.env", secrets_dir);
+		/* The run's own proxy key, for the model alone (proxy.h), made as late as it can be. */
+		if (uses_model && proxy_key_new(&px, o->model, o->run_id, o->timeout, &err) < 0)
+			goto fail;
 		{
-			_cleanup_free_ char *text = sb_xasprintf("SSE_DAEMON_TOKEN=%s\n", hex);
+			_cleanup_free_ char *text = uses_model
+			    ? sb_xasprintf("SSE_DAEMON_TOKEN=%s\nSSE_API_KEY=%s\nSSE_BASE_URL=%s\n"
+					   "SSE_MODEL_NAME=%s\n",
+				  hex, px.run_key, px.agent_url, o->model)
+			    : sb_xasprintf("SSE_DAEMON_TOKEN=%s\n", hex);
 
 			if (write_text(secrets, text, 0600, &err) < 0)
 				goto fail;
@@ -741,6 +802,17 @@ do_run(struct run_opts *o)
 		sidecar_finish(&rx, task_container, o->keep);
 	sidecar_done = true;
 
+	/* The run key has done its work: what it spent, then it goes (proxy.h). */
+	if (px.minted) {
+		struct sb_error *kerr = NULL;
+
+		if (proxy_key_spend(&px, &spend, &kerr) < 0) {
+			sb_log(SB_LOG_WARN, "%s; the summary's spend is 0", sb_error_message(kerr));
+			sb_error_release(&kerr);
+		}
+	}
+	end_run_key(&px);
+
 	/* --- 5. the result --- */
 	{
 		_cleanup_close_ int rfd = sb_open_dir(run_dir, &err);
@@ -774,7 +846,7 @@ do_run(struct run_opts *o)
 		    json_object_get(result, "runtime_result") ? json_object_get(result, "runtime_result")
 							       : json_null(),
 		    "isolation", json_object_get(result, "isolation"), "scored", scored,
-		    "spend", 0.0, "run_id", o->run_id, "started_at", started_at, "plugin_results",
+		    "spend", spend, "run_id", o->run_id, "started_at", started_at, "plugin_results",
 		    "images", "case", case_image, "agent", agent_image, "case_task_files", digest);
 		json_object_set_new(json_object_get(summary, "images"), "task",
 		    json_string(task_image));
@@ -840,6 +912,8 @@ fail:
 	rc = cli_fail("%s", sb_error_message(err));
 	sb_error_release(&err);
 out:
+	end_run_key(&px);
+	proxy_release(&px);
 	/* A sidecar run that failed before its agent container ended leaves nothing behind. */
 	if (sidecar && !sidecar_done && (rx.vol_source != NULL || task_container != NULL))
 		sidecar_finish(&rx, task_container, o->keep);

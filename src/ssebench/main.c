@@ -96,6 +96,20 @@ static const struct cli_command runs_commands[] = {
 	{ .name = NULL },
 };
 
+static const struct cli_command models_commands[] = {
+	{
+	    .name = "list",
+	    .summary = "list the models a run may use",
+	    .usage = "ssebench models list [--json]",
+	    .help = "List the models of models/<name>.yaml (./models when there is one, else the\n"
+		    "home's): the name --model takes, the proxy's target, and the environment\n"
+		    "variable the proxy reads the provider key from. Every problem of the files\n"
+		    "is printed as path:line:col and makes the exit status 1.\n",
+	    .run = cmd_models_list,
+	},
+	{ .name = NULL },
+};
+
 static const struct cli_command top_commands[] = {
 	{
 	    .name = "run",
@@ -110,7 +124,8 @@ static const struct cli_command top_commands[] = {
 		    "  --local DIR       the dataset (default: the home's datasets/pilot)\n"
 		    "  --task ID         the task folder\n"
 		    "  --agent NAME      agents/<NAME> (dummy, reference, ...)\n"
-		    "  --model NAME      the model (not needed for dummy and reference)\n"
+		    "  --model NAME      a model of models/<name>.yaml (ssebench models list), or\n"
+		    "                    none; not needed for dummy and reference\n"
 		    "  --difficulty N    0 (all checks) .. 4 (none) for the agent; default 2\n"
 		    "  --egress POLICY   restricted (default: no internet) or open\n"
 		    "  --timeout S       the agent's time limit, also grading's (default 3600)\n"
@@ -124,6 +139,21 @@ static const struct cli_command top_commands[] = {
 		    "--require-pass and a grade other than passed, 2 on a bad flag, 130 if\n"
 		    "interrupted (Ctrl-C stops the container; a second Ctrl-C kills it).\n",
 	    .run = cmd_run,
+	},
+	{
+	    .name = "init",
+	    .summary = "make this directory a workspace (.env, models/, results/)",
+	    .usage = "ssebench init",
+	    .help = "Write ./.env (mode 0600) with the model proxy's settings and a new master\n"
+		    "key, copy the home's models/ to ./models, and make ./results. Nothing that\n"
+		    "is there already is overwritten. See docs/models.md.\n",
+	    .run = cmd_init,
+	},
+	{
+	    .name = "models",
+	    .summary = "the models a run may use",
+	    .usage = "ssebench models <command> [<args>]",
+	    .sub = models_commands,
 	},
 	{
 	    .name = "build-case",

@@ -7,10 +7,12 @@
 
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sb/argv.h"
 #include "sb/buf.h"
 #include "sb/fs.h"
+#include "sb/log.h"
 #include "sb/mem.h"
 
 #include "cli.h"
@@ -26,9 +28,13 @@ load_dotenv(void)
 	_cleanup_close_ int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char *line, *save = NULL;
 
+	struct stat st;
+	bool secret = false;
+
 	dotenv_loaded = true;
 	if (cwd < 0 || sb_read_file_at(cwd, ".env", SB_OPEN_NO_SYMLINKS, &b, NULL) < 0)
 		return;
+	secret = strstr(b.s, "KEY=") != NULL || strstr(b.s, "PASSWORD=") != NULL;
 	for (line = strtok_r(b.s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		char *eq, *v;
 		size_t vl;
@@ -50,6 +56,11 @@ load_dotenv(void)
 		}
 		sb_env_set(&dotenv, line, v);
 	}
+	/* It holds the proxy's master key: say so when others may read it (ssebench init: 0600). */
+	if (secret && fstatat(cwd, ".env", &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 0077))
+		sb_log(SB_LOG_WARN, ".env holds keys and is readable by others (mode %04o): chmod "
+				    "600 .env",
+		    (unsigned)(st.st_mode & 07777));
 }
 
 const char *
