@@ -154,6 +154,12 @@ handle(const json_t *msg, char **reply, char **session)
 		unsigned char r[16];
 		char hex[33];
 
+		const json_t *ci = json_object_get(params, "clientInfo");
+		_cleanup_free_ char *who = sb_escape(json_string_value(json_object_get(ci, "name")) ?: "?");
+		_cleanup_free_ char *wv = sb_escape(json_string_value(json_object_get(ci, "version")) ?: "?");
+
+		/* Who connected, for the run's logs (tests/agents checks each agent did). */
+		sb_log(SB_LOG_INFO, "initialize: client '%s' %s", who, wv);
 		/* Negotiation: the client's version if we speak it, else our newest. */
 		if (sb_random_bytes(r, sizeof(r), NULL) == 0) {
 			for (size_t i = 0; i < sizeof(r); i++)
@@ -173,6 +179,7 @@ handle(const json_t *msg, char **reply, char **session)
 		return MHD_HTTP_OK;
 	}
 	if (strcmp(method, "tools/list") == 0) {
+		sb_log(SB_LOG_INFO, "tools/list");
 		*reply = rpc_result(id, tool_list());
 		return MHD_HTTP_OK;
 	}

@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sb-stub-model.c: a stand-in for the model proxy (a LiteLLM proxy), for tests/agents and
+ * the CLI's proxy tests. It answers every model call with "I'm done." in the three wire
+ * formats the bundled agents speak, streaming (server-sent events) or not:
+ *   POST /v1/chat/completions  (OpenAI chat completions: OpenCode)
+ *   POST /v1/responses         (OpenAI responses: Codex)
+ *   POST /v1/messages          (Anthropic messages: Claude Code), and /count_tokens
+ * (each also without the /v1 prefix), and it plays the part of the proxy's key management
+ * the CLI uses: GET /health/liveliness, POST /key/generate and /key/delete (with the master
+ * key), GET /key/info and GET /v1/models (with a run key).
+ *
+ * A model call needs a live key that may use the requested model (a run key, or the
+ * --key fixed key); anything else gets 401, so a test can tell that the agent used the key
+ * the run was given. Every request is logged as one JSON line on stdout: method, path,
+ * the wire format, the model, streaming or not, which key it carried, and the status.
+ *
+ *   sb-stub-model [--port N] [--master-key K] [--key K] [--model NAME]...
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+
+#include "sb/argv.h"
+#include "sb/buf.h"
+#include "sb/fs.h"
+#include "sb/json.h"
+#include "sb/mem.h"
+#include "sb/parse.h"
+
+#define BODY_MAX (16 * 1024 * 1024)
+#define KEYS_MAX 256
+#define DONE	 "I'm done."
+
+struct key {
+	char *key;
+	json_t *models; /* array of names; empty: any */
+	double spend;
+	bool live;
+};
+
+static struct key keys[KEYS_MAX];
+static size_t nkeys;
+static const char *master_key, *fixed_key;
+static struct sb_argv served = SB_ARGV_INIT; /* --model: what a fixed key sees */
+static unsigned long counter;
+
+struct req {
+	struct sb_buf body;
+	bool too_big;
+};
+
+static void
+log_line(json_t *j)
+{
+	_cleanup_free_ char *s = sb_json_dumps(j, JSON_COMPACT);
+
+	printf("%s\n", s);
+	fflush(stdout);
+	json_decref(j);
+}
+
+static enum MHD_Result
+respond(struct MHD_Connection *conn, unsigned status, const char *type, char *body)
+{
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (r == NULL) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result
+respond_json(struct MHD_Connection *conn, unsigned status, json_t *j)
+{
+	char *s = sb_json_dumps(j, JSON_COMPACT);
+
+	json_decref(j);
+	return respond(conn, status, "application/json", s);
+}
+
+/* The key a request carries: Authorization: Bearer K, or x-api-key: K. */
+static const char *
+request_key(struct MHD_Connection *conn)
+{
+	const char *a = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+
+	if (a != NULL && strncasecmp(a, "Bearer ", 7) == 0)
+		return a + 7;
+	return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "x-api-key");
+}
+
+static struct key *
+find_key(const char *k)
+{
+	for (size_t i = 0; k != NULL && i < nkeys; i++)
+		if (keys[i].live && strcmp(keys[i].key, k) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static bool
+key_allows(const struct key *k, const char *model)
+{
+	const json_t *m;
+	size_t i;
+
+	if (json_array_size(k->models) == 0)
+		return true;
+	json_array_foreach (k->models, i, m)
+		if (model != NULL && strcmp(json_string_value(m) ?: "", model) == 0)
+			return true;
+	return false;
+}
+
+/* "run-key", "fixed-key", "master", "none" or "bad" for the log. */
+static const char *
+key_kind(const char *k)
+{
+	if (k == NULL)
+		return "none";
+	if (master_key != NULL && strcmp(k, master_key) == 0)
+		return "master";
+	if (fixed_key != NULL && strcmp(k, fixed_key) == 0)
+		return "fixed-key";
+	return find_key(k) != NULL ? "run-key" : "bad";
+}
+
+/* --- the three wire formats ------------------------------------------------------------ */
+
+static void
+sse_event(struct sb_buf *b, const char *event, json_t *data)
+{
+	_cleanup_free_ char *s = sb_json_dumps(data, JSON_COMPACT);
+
+	if (event != NULL)
+		(void)sb_buf_appendf(b, NULL, "event: %s\n", event);
+	(void)sb_buf_appendf(b, NULL, "data: %s\n\n", s);
+	json_decref(data);
+}
+
+static char *
+chat_reply(const char *model, bool stream, const char *id)
+{
+	long long now = (long long)time(NULL);
+	struct sb_buf b = SB_BUF_INIT(1 << 20);
+
+	if (!stream) {
+		json_t *j = json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s}, s:s}], s:{s:i, s:i, s:i}}",
+		    "id", id, "object", "chat.completion", "created", now, "model", model, "choices",
+		    "index", 0, "message", "role", "assistant", "content", DONE, "finish_reason",
+		    "stop", "usage", "prompt_tokens", 10, "completion_tokens", 3, "total_tokens", 13);
+		char *s = sb_json_dumps(j, JSON_COMPACT);
+
+		json_decref(j);
+		return s;
+	}
+	sse_event(&b, NULL, json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s}, s:n}]}", "id",
+				 id, "object", "chat.completion.chunk", "created", now, "model", model,
+				 "choices", "index", 0, "delta", "role", "assistant", "content", "",
+				 "finish_reason"));
+	sse_event(&b, NULL, json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s}, s:n}]}", "id", id,
+				 "object", "chat.completion.chunk", "created", now, "model", model,
+				 "choices", "index", 0, "delta", "content", DONE, "finish_reason"));
+	sse_event(&b, NULL,
+	    json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{}, s:s}], s:{s:i, s:i, s:i}}", "id", id,
+		"object", "chat.completion.chunk", "created", now, "model", model, "choices", "index",
+		0, "delta", "finish_reason", "stop", "usage", "prompt_tokens", 10,
+		"completion_tokens", 3, "total_tokens", 13));
+	(void)sb_buf_appends(&b, "data: [DONE]\n\n", NULL);
+	return sb_buf_detach(&b, NULL);
+}
+
+static json_t *
+responses_usage(void)
+{
+	return json_pack("{s:i, s:i, s:i, s:{s:i}, s:{s:i}}", "input_tokens", 10, "output_tokens", 3,
+	    "total_tokens", 13, "input_tokens_details", "cached_tokens", 0, "output_tokens_details",
+	    "reasoning_tokens", 0);
+}
+
+static json_t *
+responses_item(const char *item_id, bool done)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:o}", "id", item_id, "type", "message", "status",
+	    done ? "completed" : "in_progress", "role", "assistant", "content",
+	    done ? json_pack("[{s:s, s:s, s:[]}]", "type", "output_text", "text", DONE, "annotations")
+		 : json_array());
+}
+
+static json_t *
+responses_object(const char *id, const char *model, bool done)
+{
+	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:o, s:o}", "id", id, "object", "response",
+	    "created_at", (json_int_t)time(NULL), "status", done ? "completed" : "in_progress", "model",
+	    model, "output",
+	    done ? json_pack("[o]", responses_item("msg_stub", true)) : json_array(), "usage",
+	    done ? responses_usage() : json_null());
+}
+
+static char *
+responses_reply(const char *model, bool stream, const char *id)
+{
+	struct sb_buf b = SB_BUF_INIT(1 << 20);
+	int n = 0;
+
+	if (!stream) {
+		json_t *j = responses_object(id, model, true);
+		char *s = sb_json_dumps(j, JSON_COMPACT);
+
+		json_decref(j);
+		return s;
+	}
+	sse_event(&b, "response.created", json_pack("{s:s, s:i, s:o}", "type", "response.created",
+					      "sequence_number", n++, "response",
+					      responses_object(id, model, false)));
+	sse_event(&b, "response.output_item.added",
+	    json_pack("{s:s, s:i, s:i, s:o}", "type", "response.output_item.added", "sequence_number",
+		n++, "output_index", 0, "item", responses_item("msg_stub", false)));
+	sse_event(&b, "response.content_part.added",
+	    json_pack("{s:s, s:i, s:s, s:i, s:i, s:{s:s, s:s, s:[]}}", "type",
+		"response.content_part.added", "sequence_number", n++, "item_id", "msg_stub",
+		"output_index", 0, "content_index", 0, "part", "type", "output_text", "text", "",
+		"annotations"));
+	sse_event(&b, "response.output_text.delta",
+	    json_pack("{s:s, s:i, s:s, s:i, s:i, s:s}", "type", "response.output_text.delta",
+		"sequence_number", n++, "item_id", "msg_stub", "output_index", 0, "content_index", 0,
+		"delta", DONE));
+	sse_event(&b, "response.output_text.done",
+	    json_pack("{s:s, s:i, s:s, s:i, s:i, s:s}", "type", "response.output_text.done",
+		"sequence_number", n++, "item_id", "msg_stub", "output_index", 0, "content_index", 0,
+		"text", DONE));
+	sse_event(&b, "response.output_item.done",
+	    json_pack("{s:s, s:i, s:i, s:o}", "type", "response.output_item.done", "sequence_number",
+		n++, "output_index", 0, "item", responses_item("msg_stub", true)));
+	sse_event(&b, "response.completed", json_pack("{s:s, s:i, s:o}", "type", "response.completed",
+						"sequence_number", n++, "response",
+						responses_object(id, model, true)));
+	return sb_buf_detach(&b, NULL);
+}
+
+static json_t *
+message_object(const char *id, const char *model, bool done)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:n, s:{s:i, s:i}}", "id", id, "type",
+	    "message", "role", "assistant", "model", model, "content",
+	    done ? json_pack("[{s:s, s:s}]", "type", "text", "text", DONE) : json_array(),
+	    "stop_reason", done ? json_string("end_turn") : json_null(), "stop_sequence", "usage",
+	    "input_tokens", 10, "output_tokens", done ? 3 : 0);
+}
+
+static char *
+messages_reply(const char *model, bool stream, const char *id)
+{
+	struct sb_buf b = SB_BUF_INIT(1 << 20);
+
+	if (!stream) {
+		json_t *j = message_object(id, model, true);
+		char *s = sb_json_dumps(j, JSON_COMPACT);
+
+		json_decref(j);
+		return s;
+	}
+	sse_event(&b, "message_start", json_pack("{s:s, s:o}", "type", "message_start", "message",
+					   message_object(id, model, false)));
+	sse_event(&b, "content_block_start",
+	    json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_start", "index", 0,
+		"content_block", "type", "text", "text", ""));
+	sse_event(&b, "content_block_delta",
+	    json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index", 0, "delta",
+		"type", "text_delta", "text", DONE));
+	sse_event(&b, "content_block_stop",
+	    json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 0));
+	sse_event(&b, "message_delta",
+	    json_pack("{s:s, s:{s:s, s:n}, s:{s:i}}", "type", "message_delta", "delta", "stop_reason",
+		"end_turn", "stop_sequence", "usage", "output_tokens", 3));
+	sse_event(&b, "message_stop", json_pack("{s:s}", "type", "message_stop"));
+	return sb_buf_detach(&b, NULL);
+}
+
+/* --- routes ---------------------------------------------------------------------------- */
+
+/* The path without the /v1 prefix and without the query (MHD gives the URL without it). */
+static const char *
+route_of(const char *url)
+{
+	return strncmp(url, "/v1/", 4) == 0 ? url + 3 : url;
+}
+
+static enum MHD_Result
+model_call(struct MHD_Connection *conn, const char *format, json_t *body, json_t *log)
+{
+	const char *model = json_string_value(json_object_get(body, "model"));
+	const char *k = request_key(conn);
+	struct key *key = find_key(k);
+	bool stream = json_is_true(json_object_get(body, "stream"));
+	bool ok = (fixed_key != NULL && k != NULL && strcmp(k, fixed_key) == 0) ||
+	    (key != NULL && key_allows(key, model));
+	char id[64];
+	char *reply;
+
+	json_object_set_new(log, "format", json_string(format));
+	json_object_set_new(log, "model", model ? json_string(model) : json_null());
+	json_object_set_new(log, "stream", json_boolean(stream));
+	if (!ok || model == NULL) {
+		json_object_set_new(log, "status", json_integer(401));
+		log_line(log);
+		return respond_json(conn, 401,
+		    json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
+			"authentication_error", "message", "invalid key for this model"));
+	}
+	if (key != NULL)
+		key->spend += 0.0001;
+	snprintf(id, sizeof(id), "stub-%lu", ++counter);
+	reply = strcmp(format, "chat") == 0 ? chat_reply(model, stream, id)
+	    : strcmp(format, "responses") == 0 ? responses_reply(model, stream, id)
+					       : messages_reply(model, stream, id);
+	json_object_set_new(log, "status", json_integer(200));
+	log_line(log);
+	return respond(conn, 200, stream ? "text/event-stream" : "application/json", reply);
+}
+
+static enum MHD_Result
+key_generate(struct MHD_Connection *conn, json_t *body, json_t *log)
+{
+	unsigned char r[16];
+	char hex[33];
+	struct key *k;
+
+	if (nkeys >= KEYS_MAX || sb_random_bytes(r, sizeof(r), NULL) < 0) {
+		log_line(log);
+		return respond_json(conn, 500, json_pack("{s:s}", "error", "no more keys"));
+	}
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(hex + 2 * i, 3, "%02x", r[i]);
+	k = &keys[nkeys++];
+	k->key = sb_xasprintf("sk-run-%s", hex);
+	k->models = json_is_array(json_object_get(body, "models"))
+	    ? json_deep_copy(json_object_get(body, "models"))
+	    : json_array();
+	k->live = true;
+	/* The test's own stub: it logs the key it made, so a test can look for it elsewhere. */
+	json_object_set_new(log, "key", json_string(k->key));
+	json_object_set(log, "request", body);
+	json_object_set_new(log, "status", json_integer(200));
+	log_line(log);
+	return respond_json(conn, 200,
+	    json_pack("{s:s, s:O, s:O?}", "key", k->key, "models", k->models, "max_budget",
+		json_object_get(body, "max_budget")));
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+    const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	struct req *rq = *con_cls;
+	const char *route = route_of(url), *k;
+	json_t *body = NULL, *log;
+	enum MHD_Result ret;
+
+	(void)cls;
+	(void)version;
+	if (rq == NULL) {
+		rq = sb_xcalloc(1, sizeof(*rq));
+		rq->body = (struct sb_buf)SB_BUF_INIT(BODY_MAX);
+		*con_cls = rq;
+		return MHD_YES;
+	}
+	if (*upload_size > 0) {
+		if (!rq->too_big && sb_buf_append(&rq->body, upload, *upload_size, NULL) < 0)
+			rq->too_big = true;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	k = request_key(conn);
+	log = json_pack("{s:s, s:s, s:s}", "method", method, "path", url, "auth", key_kind(k));
+	if (rq->body.len > 0)
+		(void)sb_json_load(rq->body.s, rq->body.len, BODY_MAX, &body, NULL);
+	if (strcmp(method, "POST") == 0 && strcmp(route, "/chat/completions") == 0)
+		ret = model_call(conn, "chat", body, log);
+	else if (strcmp(method, "POST") == 0 && strcmp(route, "/responses") == 0)
+		ret = model_call(conn, "responses", body, log);
+	else if (strcmp(method, "POST") == 0 && strcmp(route, "/messages") == 0)
+		ret = model_call(conn, "messages", body, log);
+	else if (strcmp(method, "POST") == 0 && strcmp(route, "/messages/count_tokens") == 0) {
+		log_line(log);
+		ret = respond_json(conn, 200, json_pack("{s:i}", "input_tokens", 10));
+	} else if (strcmp(method, "GET") == 0 && strcmp(url, "/health/liveliness") == 0) {
+		log_line(log);
+		ret = respond(conn, 200, "application/json", sb_xstrdup("\"I'm alive!\""));
+	} else if (strcmp(method, "POST") == 0 && strcmp(url, "/key/generate") == 0 &&
+		   master_key != NULL && k != NULL && strcmp(k, master_key) == 0) {
+		ret = key_generate(conn, body, log);
+	} else if (strcmp(method, "POST") == 0 && strcmp(url, "/key/delete") == 0 &&
+		   master_key != NULL && k != NULL && strcmp(k, master_key) == 0) {
+		json_t *del = json_array(), *v;
+		size_t i;
+
+		json_array_foreach (json_object_get(body, "keys"), i, v) {
+			struct key *d = find_key(json_string_value(v));
+
+			if (d != NULL) {
+				d->live = false;
+				json_array_append(del, v);
+			}
+		}
+		json_object_set(log, "deleted", del);
+		log_line(log);
+		ret = respond_json(conn, 200, json_pack("{s:o}", "deleted_keys", del));
+	} else if (strcmp(method, "GET") == 0 && strcmp(url, "/key/info") == 0 && find_key(k)) {
+		struct key *me = find_key(k);
+
+		log_line(log);
+		ret = respond_json(conn, 200,
+		    json_pack("{s:s, s:{s:f, s:O}}", "key", "sk-...", "info", "spend", me->spend,
+			"models", me->models));
+	} else if (strcmp(method, "GET") == 0 && strcmp(route, "/models") == 0 &&
+		   (find_key(k) != NULL || (fixed_key != NULL && k != NULL && !strcmp(k, fixed_key)))) {
+		const struct key *me = find_key(k);
+		json_t *data = json_array(), *m;
+		size_t i;
+
+		if (me != NULL)
+			json_array_foreach (me->models, i, m)
+				json_array_append_new(data, json_pack("{s:O, s:s, s:s}", "id", m,
+								"object", "model", "owned_by", "stub"));
+		else
+			for (size_t j = 0; j < served.n; j++)
+				json_array_append_new(data, json_pack("{s:s, s:s, s:s}", "id",
+								served.v[j], "object", "model",
+								"owned_by", "stub"));
+		log_line(log);
+		ret = respond_json(conn, 200, json_pack("{s:s, s:o}", "object", "list", "data", data));
+	} else {
+		json_object_set_new(log, "status", json_integer(k != NULL && strcmp(key_kind(k), "bad") == 0
+								 ? 401
+								 : 404));
+		log_line(log);
+		ret = respond_json(conn, 404, json_pack("{s:s}", "error", "not found"));
+	}
+	json_decref(body);
+	return ret;
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct req *rq = *con_cls;
+
+	(void)cls, (void)conn, (void)toe;
+	if (rq == NULL)
+		return;
+	sb_buf_release(&rq->body);
+	free(rq);
+	*con_cls = NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = { { "port", required_argument, NULL, 'p' },
+		{ "master-key", required_argument, NULL, 'm' }, { "key", required_argument, NULL, 'k' },
+		{ "model", required_argument, NULL, 'M' }, { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 } };
+	struct MHD_Daemon *d;
+	struct sockaddr_in sa;
+	uint64_t port = 4000;
+	sigset_t sigs;
+	int c, sfd;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (sb_parse_u64(optarg, 1, 65535, &port, NULL) < 0)
+				return 2;
+			break;
+		case 'm': master_key = optarg; break;
+		case 'k': fixed_key = optarg; break;
+		case 'M': sb_argv_push(&served, optarg); break;
+		case 'V': printf("sb-stub-model %s\n", PACKAGE_VERSION); return 0;
+		default: return 2;
+		}
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_ANY);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	/* One thread serves everything: the key table needs no lock. */
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG,
+	    (uint16_t)port, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+	    MHD_OPTION_CONNECTION_LIMIT, 256u, MHD_OPTION_CONNECTION_TIMEOUT, 600u,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+	if (d == NULL || sfd < 0) {
+		fprintf(stderr, "sb-stub-model: cannot listen on port %llu\n", (unsigned long long)port);
+		return 1;
+	}
+	log_line(json_pack("{s:s, s:I}", "listening", "0.0.0.0", "port", (json_int_t)port));
+	for (;;) {
+		struct signalfd_siginfo si;
+
+		if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			break;
+	}
+	MHD_stop_daemon(d);
+	return 0;
+}
