@@ -7,6 +7,7 @@
 #define SB_HTTP_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "sb/buf.h"
 #include "sb/common.h"
@@ -42,5 +43,16 @@ int sb_http_json(const struct sb_http_target *t, const char *method, const char 
     const json_t *body, long *ret_status, json_t **ret_json, struct sb_error **err);
 
 void sb_http_reply_release(struct sb_http_reply *r);
+
+struct sb_sha256;
+
+/*
+ * GET an http(s) URL into fd, at most max bytes, hashing what it writes into *hash (may be
+ * NULL). Unlike the daemon calls, this one is for public downloads (the npm registry): it
+ * follows up to 5 redirects to https only and honours the https_proxy/no_proxy environment.
+ * A status other than 200 fails with EIO (ENOENT for 404); *ret_bytes gets the size.
+ */
+int sb_http_download(const char *url, int fd, uint64_t max, long timeout_ms, struct sb_sha256 *hash,
+    uint64_t *ret_bytes, struct sb_error **err);
 
 #endif

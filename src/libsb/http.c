@@ -9,6 +9,7 @@
 #include "sb/json.h"
 #include "sb/limits.h"
 #include "sb/mem.h"
+#include "sb/sha256.h"
 
 static void
 curl_easy_cleanupp(CURL **c)
@@ -137,4 +138,76 @@ void
 sb_http_reply_release(struct sb_http_reply *r)
 {
 	sb_buf_release(&r->body);
+}
+
+struct file_sink {
+	int fd;
+	uint64_t n, max;
+	struct sb_sha256 *hash;
+	int error; /* errno of a failed write, or EFBIG */
+};
+
+static size_t
+on_file_data(char *p, size_t size, size_t n, void *arg)
+{
+	struct file_sink *s = arg;
+	size_t len = size * n, off = 0;
+
+	if (s->n + len > s->max) {
+		s->error = EFBIG;
+		return 0;
+	}
+	while (off < len) {
+		ssize_t w = SB_RETRY_EINTR(write(s->fd, p + off, len - off));
+
+		if (w <= 0) {
+			s->error = w < 0 ? errno : EIO;
+			return 0;
+		}
+		off += (size_t)w;
+	}
+	if (s->hash != NULL)
+		sb_sha256_update(s->hash, p, len);
+	s->n += len;
+	return len;
+}
+
+int
+sb_http_download(const char *url, int fd, uint64_t max, long timeout_ms, struct sb_sha256 *hash,
+    uint64_t *ret_bytes, struct sb_error **err)
+{
+	_cleanup_(curl_easy_cleanupp) CURL *c = NULL;
+	struct file_sink sink = { fd, 0, max, hash, 0 };
+	long status = 0;
+	CURLcode cc;
+
+	if (sb_http_init(err) < 0)
+		return -1;
+	c = curl_easy_init();
+	if (c == NULL)
+		return sb_error_set(err, ENOMEM, "curl_easy_init");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 600000L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 20000L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_file_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+	cc = curl_easy_perform(c);
+	if (cc != CURLE_OK) {
+		if (sink.error != 0)
+			return sb_error_set(err, sink.error, "GET %s: %s", url,
+			    sink.error == EFBIG ? "larger than expected" : strerror(sink.error));
+		return sb_error_set(err, cc == CURLE_OPERATION_TIMEDOUT ? ETIMEDOUT : EIO,
+		    "GET %s: %s", url, curl_easy_strerror(cc));
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200)
+		return sb_error_set(err, status == 404 ? ENOENT : EIO, "GET %s: HTTP %ld", url, status);
+	if (ret_bytes != NULL)
+		*ret_bytes = sink.n;
+	return 0;
 }

@@ -648,6 +648,19 @@ cmd_agent(int argc, char **argv)
 		    format);
 	if (name == NULL)
 		name = sb_path_basename(argv[optind]);
+	/*
+	 * Without --timeout, stop the program a little before the run's own limit (TIMEOUT),
+	 * so that the record is completed ("timeout") before the entrypoint kills every process
+	 * of the agent's user.
+	 */
+	if (timeout_s == 0 && getenv("TIMEOUT") != NULL) {
+		uint64_t run_s;
+
+		if (sb_parse_u64(getenv("TIMEOUT"), 1, 30 * 86400, &run_s, NULL) == 0)
+			timeout_s = run_s > 600 ? run_s - 60 : run_s - run_s / 10;
+		if (timeout_s == 0)
+			timeout_s = 1;
+	}
 
 	/* The task, its prompt, and the record's first two entries. */
 	prompt = task_prompt(&project, &rc);

@@ -57,5 +57,7 @@ int cmd_images_base(const struct cli_command *cmd, int argc, char **argv);
 int cmd_runs(const struct cli_command *cmd, int argc, char **argv);
 int cmd_init(const struct cli_command *cmd, int argc, char **argv);
 int cmd_models_list(const struct cli_command *cmd, int argc, char **argv);
+int cmd_agents_list(const struct cli_command *cmd, int argc, char **argv);
+int cmd_agents_fetch(const struct cli_command *cmd, int argc, char **argv);
 
 #endif

@@ -521,7 +521,7 @@ do_run(struct run_opts *o)
 	bool uses_model = false;
 	double spend = 0.0;
 	bool sidecar = strcmp(o->mode, "sidecar") == 0, sidecar_done = false;
-	struct agent_info ag = { NULL, NULL, NULL };
+	struct agent_info ag = { NULL, NULL, NULL, NULL, 0 };
 	struct sb_dataset *ds = NULL;
 	struct sb_task *task = NULL;
 	struct sb_error *err = NULL;

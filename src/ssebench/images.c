@@ -177,73 +177,6 @@ task_files_digest(const char *task_dir, char out[65], struct sb_error **err)
 	return 0;
 }
 
-int
-agent_load(const char *home, const char *name, struct agent_info *ret, struct sb_error **err)
-{
-	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_CONFIG_FILE_MAX);
-	_cleanup_free_ char *dir = NULL, *df = NULL;
-	_cleanup_ynode_ struct sb_ynode *root = NULL;
-	_cleanup_close_ int fd = -1;
-	const struct sb_ynode *n, *v;
-	struct sb_yloc loc = { 0, 0 };
-	struct stat st;
-
-	if (!sb_name_valid(name))
-		return sb_error_set(err, EINVAL, "'%s' is not an agent name", name);
-	/* The home's agents/, then each directory of $SSEBENCH_AGENTS (colon-separated). */
-	dir = sb_xasprintf("%s/agents/%s", home, name);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		_cleanup_free_ char *extra = sb_xstrdup(cli_setting("SSEBENCH_AGENTS", ""));
-		char *save = NULL;
-
-		for (char *d = strtok_r(extra, ":", &save); d != NULL && fd < 0;
-		     d = strtok_r(NULL, ":", &save)) {
-			free(dir);
-			dir = sb_xasprintf("%s/%s", d, name);
-			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		}
-	}
-	if (fd < 0)
-		return sb_error_set(err, ENOENT,
-		    "no agent '%s' (looked in %s/agents and $SSEBENCH_AGENTS)", name, home);
-	if (sb_read_file_at(fd, "agent.yaml", 0, &b, err) < 0)
-		return sb_error_prefix(err, "agent '%s'", name);
-	if (sb_yaml_load(b.s, b.len, &root, &loc, err) < 0)
-		return sb_error_prefix(err, "%s/agent.yaml:%u:%u", dir, loc.line, loc.col);
-	if (root == NULL || root->kind != SB_YNODE_MAP)
-		return sb_error_set(err, EINVAL, "%s/agent.yaml: expected a mapping", dir);
-	for (size_t i = 0; i < root->n; i++)
-		if (strcmp(root->keys[i]->value, "name") != 0 &&
-		    strcmp(root->keys[i]->value, "version") != 0)
-			return sb_error_set(err, EINVAL, "%s/agent.yaml:%u:%u: unknown key '%s'", dir,
-			    root->keys[i]->line, root->keys[i]->col, root->keys[i]->value);
-	n = sb_ymap_get(root, "name");
-	if (n == NULL || n->kind != SB_YNODE_SCALAR || strcmp(n->value, name) != 0)
-		return sb_error_set(err, EINVAL, "%s/agent.yaml: name must be '%s'", dir, name);
-	v = sb_ymap_get(root, "version");
-	if (v != NULL && (v->kind != SB_YNODE_SCALAR || sb_ynode_is_null(v) || v->len == 0 ||
-			     strpbrk(v->value, " \t/:") != NULL))
-		return sb_error_set(err, EINVAL, "%s/agent.yaml: version must be a tag-like string",
-		    dir);
-	df = sb_xasprintf("%s/Dockerfile", dir);
-	if (stat(df, &st) < 0 || !S_ISREG(st.st_mode))
-		return sb_error_set(err, ENOENT, "agent '%s' has no Dockerfile", name);
-	ret->name = sb_xstrdup(name);
-	ret->version = sb_xstrdup(v != NULL ? v->value : PACKAGE_VERSION);
-	ret->dir = TAKE_PTR(dir);
-	return 0;
-}
-
-void
-agent_info_release(struct agent_info *a)
-{
-	free(a->name);
-	free(a->version);
-	free(a->dir);
-	memset(a, 0, sizeof(*a));
-}
-
 /* docker build with BuildKit, its output to the build log; a failure quotes the log's end. */
 static int
 build(const struct images *im, struct sb_argv *args, const char *what, const char *stdin_data,
@@ -476,8 +409,10 @@ images_build_agent(const struct images *im, const struct agent_info *ag,
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	_cleanup_buf_ struct sb_buf df = SB_BUF_INIT(SB_DOCKERFILE_MAX);
 	_cleanup_free_ char *text = NULL, *what = sb_xasprintf("agent image %s", name);
+	_cleanup_free_ char *ctx = NULL;
 	_cleanup_close_ int fd = sb_open_dir(ag->dir, err);
-	bool found;
+	bool found, tmp = false;
+	int r;
 
 	if (fd < 0 || sb_read_file_at(fd, "Dockerfile", 0, &df, err) < 0)
 		return sb_error_prefix(err, "agent '%s'", ag->name);
@@ -485,8 +420,16 @@ images_build_agent(const struct images *im, const struct agent_info *ag,
 	if (!found)
 		return sb_error_set(err, EINVAL, "%s/Dockerfile does not start FROM ssebench-agent",
 		    ag->dir);
+	/* The agent's folder, or a copy of it with its npm packages fetched and checked. */
+	if (agent_context(ag, &ctx, &tmp, err) < 0)
+		return -1;
 	sb_argv_pushl(&a, "build", "--progress=plain", "-f", "-", "--label", NULL);
 	sb_argv_pushf(&a, "ssebench.agent=%s", ag->name);
-	sb_argv_pushl(&a, "-t", name, ag->dir, NULL);
-	return build(im, &a, what, text, err);
+	sb_argv_push(&a, "--build-arg");
+	sb_argv_pushf(&a, "SSEBENCH_REGISTRY=%s", cli_registry());
+	sb_argv_pushl(&a, "-t", name, ctx, NULL);
+	r = build(im, &a, what, text, err);
+	if (tmp)
+		agent_context_remove(ctx);
+	return r;
 }

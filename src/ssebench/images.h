@@ -10,17 +10,14 @@
 #include "sb/error.h"
 #include "sb/taskdir.h"
 
+#include "agents.h"
+
 struct images {
 	const char *home;   /* the checkout: images/, agents/ */
 	int log_fd;	    /* build output goes here (-1: discarded) */
 	bool quiet;	    /* no progress lines */
 };
 
-struct agent_info {
-	char *name;
-	char *version; /* agent.yaml's version, or the SSEBench version */
-	char *dir;
-};
 
 /* Image names. */
 char *image_rootfs(void);
@@ -38,9 +35,6 @@ char *image_agent_sidecar(const struct agent_info *a); /* agent-<name>/sidecar:<
  * folder, in path order (upstream §2.5): the ssebench.task-files label. */
 int task_files_digest(const char *task_dir, char out[65], struct sb_error **err);
 
-/* agents/<name>/agent.yaml: {name: <name>, version?: <string>}, strictly. */
-int agent_load(const char *home, const char *name, struct agent_info *ret, struct sb_error **err);
-void agent_info_release(struct agent_info *a);
 
 /* Builds; each prints a progress line with its time unless quiet. */
 int images_build_base(const struct images *im, const char *lang, struct sb_error **err);

@@ -110,6 +110,29 @@ static const struct cli_command models_commands[] = {
 	{ .name = NULL },
 };
 
+static const struct cli_command agents_commands[] = {
+	{
+	    .name = "list",
+	    .summary = "list the agents",
+	    .usage = "ssebench agents list",
+	    .help = "List the agent folders (the home's agents/, then $SSEBENCH_AGENTS): name,\n"
+		    "image version, and the npm packages its image is built from.\n",
+	    .run = cmd_agents_list,
+	},
+	{
+	    .name = "fetch",
+	    .summary = "download and check the agents' npm packages ahead of time",
+	    .usage = "ssebench agents fetch [NAME...]",
+	    .help = "Download the npm packages of the named agents (default: every agent) for\n"
+		    "this host's architecture into the cache ($SSEBENCH_CACHE, else\n"
+		    "~/.cache/ssebench), each checked against the SHA-256 its agent.yaml pins.\n"
+		    "Packages already there are kept. The registry is $SSEBENCH_NPM_REGISTRY (else\n"
+		    "$npm_config_registry, else https://registry.npmjs.org). Exit 1 if any fails.\n",
+	    .run = cmd_agents_fetch,
+	},
+	{ .name = NULL },
+};
+
 static const struct cli_command top_commands[] = {
 	{
 	    .name = "run",
@@ -148,6 +171,12 @@ static const struct cli_command top_commands[] = {
 		    "key, copy the home's models/ to ./models, and make ./results. Nothing that\n"
 		    "is there already is overwritten. See docs/models.md.\n",
 	    .run = cmd_init,
+	},
+	{
+	    .name = "agents",
+	    .summary = "the agents a run may use",
+	    .usage = "ssebench agents <command> [<args>]",
+	    .sub = agents_commands,
 	},
 	{
 	    .name = "models",

@@ -302,8 +302,12 @@ route_of(const char *url)
 	return strncmp(url, "/v1/", 4) == 0 ? url + 3 : url;
 }
 
+/* A phrase of the task prompt (src/libsb/prompt.c): did the agent send the model its task? */
+#define PROMPT_MARK "You are a software security engineer"
+
 static enum MHD_Result
-model_call(struct MHD_Connection *conn, const char *format, json_t *body, json_t *log)
+model_call(struct MHD_Connection *conn, const char *format, json_t *body, const char *raw,
+    json_t *log)
 {
 	const char *model = json_string_value(json_object_get(body, "model"));
 	const char *k = request_key(conn);
@@ -317,6 +321,7 @@ model_call(struct MHD_Connection *conn, const char *format, json_t *body, json_t
 	json_object_set_new(log, "format", json_string(format));
 	json_object_set_new(log, "model", model ? json_string(model) : json_null());
 	json_object_set_new(log, "stream", json_boolean(stream));
+	json_object_set_new(log, "prompt_seen", json_boolean(strstr(raw, PROMPT_MARK) != NULL));
 	if (!ok || model == NULL) {
 		json_object_set_new(log, "status", json_integer(401));
 		log_line(log);
@@ -392,11 +397,11 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 	if (rq->body.len > 0)
 		(void)sb_json_load(rq->body.s, rq->body.len, BODY_MAX, &body, NULL);
 	if (strcmp(method, "POST") == 0 && strcmp(route, "/chat/completions") == 0)
-		ret = model_call(conn, "chat", body, log);
+		ret = model_call(conn, "chat", body, rq->body.s, log);
 	else if (strcmp(method, "POST") == 0 && strcmp(route, "/responses") == 0)
-		ret = model_call(conn, "responses", body, log);
+		ret = model_call(conn, "responses", body, rq->body.s, log);
 	else if (strcmp(method, "POST") == 0 && strcmp(route, "/messages") == 0)
-		ret = model_call(conn, "messages", body, log);
+		ret = model_call(conn, "messages", body, rq->body.s, log);
 	else if (strcmp(method, "POST") == 0 && strcmp(route, "/messages/count_tokens") == 0) {
 		log_line(log);
 		ret = respond_json(conn, 200, json_pack("{s:i}", "input_tokens", 10));
