@@ -13,7 +13,10 @@
  * A model call needs a live key that may use the requested model (a run key, or the
  * --key fixed key); anything else gets 401, so a test can tell that the agent used the key
  * the run was given. Every request is logged as one JSON line on stdout: method, path,
- * the wire format, the model, streaming or not, which key it carried, and the status.
+ * the wire format, the model, streaming or not, the key it carried (this is a test's stub:
+ * it logs keys whole, for the test to look for them elsewhere), whether the body held the
+ * task prompt, and the status. A run key sees (GET /v1/models) its own models that the
+ * stub serves (--model; all when none is given).
  *
  *   sb-stub-model [--port N] [--master-key K] [--key K] [--model NAME]...
  */
@@ -322,6 +325,7 @@ model_call(struct MHD_Connection *conn, const char *format, json_t *body, const 
 	json_object_set_new(log, "model", model ? json_string(model) : json_null());
 	json_object_set_new(log, "stream", json_boolean(stream));
 	json_object_set_new(log, "prompt_seen", json_boolean(strstr(raw, PROMPT_MARK) != NULL));
+	json_object_set_new(log, "key", k != NULL ? json_string(k) : json_null());
 	if (!ok || model == NULL) {
 		json_object_set_new(log, "status", json_integer(401));
 		log_line(log);
@@ -440,10 +444,19 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		json_t *data = json_array(), *m;
 		size_t i;
 
+		/* A run key sees its own models that the stub serves (--model), as a proxy
+		 * sees only the models of its configuration. */
 		if (me != NULL)
-			json_array_foreach (me->models, i, m)
-				json_array_append_new(data, json_pack("{s:O, s:s, s:s}", "id", m,
-								"object", "model", "owned_by", "stub"));
+			json_array_foreach (me->models, i, m) {
+				bool serves = served.n == 0;
+
+				for (size_t j = 0; j < served.n; j++)
+					serves = serves || strcmp(served.v[j], json_string_value(m) ?: "") == 0;
+				if (serves)
+					json_array_append_new(data, json_pack("{s:O, s:s, s:s}", "id", m,
+									"object", "model", "owned_by",
+									"stub"));
+			}
 		else
 			for (size_t j = 0; j < served.n; j++)
 				json_array_append_new(data, json_pack("{s:s, s:s, s:s}", "id",
