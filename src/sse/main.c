@@ -63,7 +63,10 @@ static const char usage_text[] =
     "                             (init, prompt, message, thinking, tool, complete)\n"
     "  agent [--format F] [--name N] [--events FILE] [--timeout S] -- PROGRAM [ARG...]\n"
     "                             run an agent CLI on the task prompt, recording its\n"
-    "                             event stream (claude-code, codex, opencode, none)\n";
+    "                             event stream (claude-code, codex, opencode, none);\n"
+    "                             --timeout defaults to $TIMEOUT less a margin\n"
+    "\n"
+    "docs/sse.md has the details.\n";
 
 static int
 usage(const char *fmt, ...) _printf_(1, 2);
