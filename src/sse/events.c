@@ -95,6 +95,17 @@ set_str(char **slot, const char *s)
 
 /* --- entries ----------------------------------------------------------------------- */
 
+/* One entry, or nothing when there is no record to write to (consumes fields either way). */
+static int
+append(struct events *e, const char *type, json_t *fields, struct sb_error **err)
+{
+	if (e->d == NULL) {
+		json_decref(fields);
+		return 0;
+	}
+	return sb_dialog_append(e->d, type, fields, err);
+}
+
 static int
 put_text(struct events *e, const char *type, const char *text, long long in, long long out,
     struct sb_error **err)
@@ -110,7 +121,7 @@ put_text(struct events *e, const char *type, const char *text, long long in, lon
 						     (json_int_t)out));
 	if (strcmp(type, "message") == 0)
 		set_str(&e->sum.last_text, text);
-	return sb_dialog_append(e->d, type, f, err);
+	return append(e, type, f, err);
 }
 
 static struct running *
@@ -138,7 +149,7 @@ tool_start(struct events *e, const char *id, const char *name, const json_t *arg
 	f = json_pack("{s:s, s:s, s:s}", "tool_id", id, "name", name, "status", "running");
 	if (args != NULL && !json_is_null(args))
 		json_object_set_new(f, "args", json_deep_copy(args));
-	return sb_dialog_append(e->d, "tool", f, err);
+	return append(e, "tool", f, err);
 }
 
 /*
@@ -166,7 +177,7 @@ tool_end(struct events *e, const char *id, const char *name, const json_t *args,
 	*t = e->tools[--e->ntools];
 	f = json_pack("{s:s, s:s, s:s}", "tool_id", id, "name", tname, "status", ok ? "success" : "error");
 	json_object_set_new(f, ok ? "result" : "error", json_string(text ? text : ""));
-	return sb_dialog_append(e->d, "tool", f, err);
+	return append(e, "tool", f, err);
 }
 
 int

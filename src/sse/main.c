@@ -669,14 +669,14 @@ cmd_agent(int argc, char **argv)
 	prompt = task_prompt(&project, &rc);
 	if (prompt == NULL)
 		return rc;
+	/* A record that cannot be written costs the record, not the agent's run. */
 	if (sb_dialog_open(&d, dpath, SB_DIALOG_TRUNCATE, &err) < 0 ||
 	    sb_dialog_append(&d, "init", init_fields(name, project), &err) < 0 ||
 	    sb_dialog_append(&d, "prompt", json_pack("{s:s}", "content", prompt), &err) < 0) {
-		json_decref(project);
-		sb_dialog_close(&d);
-		fprintf(stderr, "sse: dialog: %s\n", sb_error_message(err));
+		fprintf(stderr, "sse: dialog: %s: the session is not recorded\n",
+		    sb_error_message(err));
 		sb_error_release(&err);
-		return SB_EXIT_FAILURE;
+		sb_dialog_close(&d);
 	}
 	json_decref(project);
 	/* The raw stream is kept next to the record, for whoever reads the run afterwards. */
@@ -694,45 +694,49 @@ cmd_agent(int argc, char **argv)
 	}
 
 	/* The program: found on our PATH, run with our environment (the agent's own). */
-	if (sb_cmd_find_program(argv[optind], getenv("PATH"), &prog, &err) < 0 ||
-	    (!no_prompt && (in_fd = prompt_fd(prompt, &err)) < 0) || pipe2(fds, O_CLOEXEC) < 0) {
-		if (err == NULL)
-			sb_error_errno(&err, errno, "pipe2");
+	rc = 0;
+	if (sb_cmd_find_program(argv[optind], getenv("PATH"), &prog, &err) < 0)
+		rc = sb_exit_code_for_exec_errno(sb_error_code(err));
+	else if (!no_prompt && (in_fd = prompt_fd(prompt, &err)) < 0)
+		rc = SB_EXIT_HARNESS;
+	else if (pipe2(fds, O_CLOEXEC) < 0 && sb_error_errno(&err, errno, "pipe2") < 0)
+		rc = SB_EXIT_HARNESS;
+	if (rc == 0) {
+		rd = fds[0];
+		wr = fds[1];
+		cmd.path = prog;
+		cmd.argv = argv + optind;
+		cmd.envp = environ;
+		cmd.stdin_fd = no_prompt ? SB_CMD_DEVNULL : in_fd;
+		cmd.stdout_fd = wr;
+		cmd.stderr_fd = SB_CMD_INHERIT;
+		cmd.flags = SB_CMD_NEW_PGRP | SB_CMD_DEATHSIG;
+		signal(SIGTERM, on_signal);
+		signal(SIGINT, on_signal);
+		signal(SIGHUP, on_signal);
+		if (sb_cmd_start(&cmd, &err) < 0)
+			rc = sb_exit_code_for_exec_errno(sb_error_code(err));
+	}
+	/* It did not start: the record says so, as a shell's status would. */
+	if (rc != 0) {
 		fprintf(stderr, "sse: %s\n", sb_error_message(err));
 		sb_error_release(&err);
+		if (d.fd >= 0)
+			(void)sb_dialog_append(&d, "complete",
+			    json_pack("{s:s, s:i, s:i, s:{s:i, s:i}, s:s}", "status", "error", "turns",
+				0, "duration_ms", 0, "total_tokens", "in", 0, "out", 0, "message",
+				"the agent program could not start"),
+			    NULL);
 		sb_dialog_close(&d);
-		return SB_EXIT_NOT_FOUND;
+		fprintf(stderr, "[%s] exited with code %d\n", name, rc);
+		return rc;
 	}
-	rd = fds[0];
-	wr = fds[1];
-	cmd.path = prog;
-	cmd.argv = argv + optind;
-	cmd.envp = environ;
-	cmd.stdin_fd = no_prompt ? SB_CMD_DEVNULL : in_fd;
-	cmd.stdout_fd = wr;
-	cmd.stderr_fd = SB_CMD_INHERIT;
-	cmd.flags = SB_CMD_NEW_PGRP | SB_CMD_DEATHSIG;
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	signal(SIGHUP, on_signal);
 	start = now_ms();
 	if (timeout_s > 0)
 		deadline = start + timeout_s * 1000;
-	if (sb_cmd_start(&cmd, &err) < 0) {
-		rc = sb_exit_code_for_exec_errno(sb_error_code(err));
-		fprintf(stderr, "sse: %s\n", sb_error_message(err));
-		sb_error_release(&err);
-		(void)sb_dialog_append(&d, "complete",
-		    json_pack("{s:s, s:i, s:i, s:{s:i, s:i}, s:s}", "status", "error", "turns", 0,
-			"duration_ms", 0, "total_tokens", "in", 0, "out", 0, "message",
-			"the agent program could not start"),
-		    NULL);
-		sb_dialog_close(&d);
-		return rc;
-	}
 	wr = sb_close(wr);
 	ar.fmt = (enum events_format)fmt;
-	ar.ev = events_new(ar.fmt, &d);
+	ar.ev = events_new(ar.fmt, d.fd >= 0 ? &d : NULL);
 	ar.events_fd = events_fd;
 
 	/*
@@ -780,7 +784,8 @@ cmd_agent(int argc, char **argv)
 	}
 	if (ar.line.len > 0 && !ar.line_over)
 		(void)events_feed(ar.ev, ar.line.s, ar.line.len, NULL);
-	cmd.timeout_ms = 15000;
+	/* The stream ended: the program has 15 s more to exit (sb_cmd_wait counts from its start). */
+	cmd.timeout_ms = now_ms() - cmd.start_ms + 15000;
 	if (sb_cmd_wait(&cmd, &res, &err) < 0) {
 		fprintf(stderr, "sse: %s\n", sb_error_message(err));
 		sb_error_release(&err);
@@ -799,7 +804,9 @@ cmd_agent(int argc, char **argv)
 	if (sum->error != NULL || sum->last_text != NULL)
 		json_object_set_new(f, "message",
 		    json_string(sum->failed && sum->error ? sum->error : sum->last_text ?: sum->error));
-	if (sb_dialog_append(&d, "complete", f, &err) < 0) {
+	if (d.fd < 0)
+		json_decref(f);
+	else if (sb_dialog_append(&d, "complete", f, &err) < 0) {
 		fprintf(stderr, "sse: dialog: %s, ignoring\n", sb_error_message(err));
 		sb_error_release(&err);
 	}

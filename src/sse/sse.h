@@ -35,7 +35,8 @@ struct events_summary {
 
 struct events;
 
-/* A converter writing to d (which must stay open while it lives). */
+/* A converter writing to d (which must stay open while it lives; NULL: no record, the
+ * stream is still read for its summary). */
 struct events *events_new(enum events_format fmt, struct sb_dialog *d);
 
 /* One line of the stream (without its newline). Lines that are not JSON objects, and events

@@ -6,7 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 
+#include "sb/argv.h"
 #include "sb/buf.h"
 #include "sb/fs.h"
 #include "sb/http.h"
@@ -324,12 +326,12 @@ agent_context_remove(const char *dir)
 	char *slash = strrchr(parent, '/');
 	_cleanup_close_ int pfd = -1;
 
-	if (slash == NULL)
+	/* dir is <cache>/build-XXXXXX/context: remove the build-XXXXXX directory, nothing else. */
+	if (slash == NULL || strcmp(slash, "/context") != 0)
 		return;
 	*slash = '\0';
-	/* dir is <cache>/build-XXXXXX/context: remove the build-XXXXXX directory. */
 	slash = strrchr(parent, '/');
-	if (slash == NULL)
+	if (slash == NULL || strncmp(slash, "/build-", 7) != 0)
 		return;
 	*slash = '\0';
 	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -362,6 +364,31 @@ agent_fetch(const struct agent_info *ag, size_t *ret_n, struct sb_error **err)
 	return 0;
 }
 
+/*
+ * Build contexts a run left behind (killed during a build) are removed on a later build,
+ * once they are an hour old: a younger one may be another run's, building now.
+ */
+static void
+remove_stale_contexts(const char *cache)
+{
+	_cleanup_close_ int fd = sb_open_dir(cache, NULL);
+	time_t now = time(NULL);
+	char **names = NULL;
+	size_t n = 0;
+
+	if (fd < 0 || sb_list_dir_at(fd, ".", 10000, &names, &n, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		if (strncmp(names[i], "build-", 6) == 0 &&
+		    fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+		    st.st_mtime + 3600 < now)
+			(void)sb_remove_tree_at(fd, names[i], NULL);
+	}
+	sb_strv_free(names);
+}
+
 int
 agent_context(const struct agent_info *ag, char **ret_dir, bool *ret_tmp, struct sb_error **err)
 {
@@ -378,6 +405,7 @@ agent_context(const struct agent_info *ag, char **ret_dir, bool *ret_tmp, struct
 	npm_dir = sb_xasprintf("%s/npm", cache);
 	if (agent_fetch(ag, NULL, err) < 0)
 		return -1;
+	remove_stale_contexts(cache);
 	/* A context of our own, next to the cache so the tarballs are hard links, not copies. */
 	tmpl = sb_xasprintf("%s/build-XXXXXX", cache);
 	if (mkdtemp(tmpl) == NULL)

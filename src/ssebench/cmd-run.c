@@ -697,9 +697,13 @@ do_run(struct run_opts *o)
 		for (int i = 0; i < 16; i++)
 			snprintf(hex + 2 * i, 3, "%02x", tok[i]);
 		secrets = sb_xasprintf("%s/run.env", secrets_dir);
-		/* The run's own proxy key, for the model alone (proxy.h), made as late as it can be. */
+		/*
+		 * The run's own proxy key, for the model alone (proxy.h), made as late as it can
+		 * be. From here a Ctrl-C is ours to handle, so that the key is deleted.
+		 */
 		if (uses_model && proxy_key_new(&px, o->model, o->run_id, o->timeout, &err) < 0)
 			goto fail;
+		sb_sig_set_deferred(true);
 		{
 			_cleanup_free_ char *text = uses_model
 			    ? sb_xasprintf("SSE_DAEMON_TOKEN=%s\nSSE_API_KEY=%s\nSSE_BASE_URL=%s\n"
@@ -724,6 +728,12 @@ do_run(struct run_opts *o)
 	}
 
 	/* --- 4. the container(s) --- */
+	if (sb_sig_interrupted() != 0) {
+		sb_sig_set_deferred(false);
+		(void)cli_fail("interrupted before the run started");
+		rc = SB_EXIT_INTERRUPTED;
+		goto out;
+	}
 	rx.o = o;
 	rx.net = net;
 	rx.gateway = gateway;

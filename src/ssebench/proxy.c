@@ -67,7 +67,12 @@ proxy_configure(struct proxy *p, struct sb_error **err)
 			    "SSEBENCH_PROXY_ADMIN_URL must be an http(s) URL");
 		p->admin_url = trimmed_url(admin);
 	} else {
-		p->admin_url = sb_xasprintf("http://127.0.0.1:%s", cli_setting("LITELLM_PORT", "4000"));
+		const char *port = cli_setting("LITELLM_PORT", "4000");
+		uint64_t n;
+
+		if (sb_parse_u64(port, 1, 65535, &n, NULL) < 0)
+			return sb_error_set(err, EINVAL, "LITELLM_PORT='%s' is not a port", port);
+		p->admin_url = sb_xasprintf("http://127.0.0.1:%llu", (unsigned long long)n);
 	}
 	return 0;
 }
@@ -199,7 +204,10 @@ proxy_key_new(struct proxy *p, const char *model, const char *run_id, uint64_t t
 	r = call(p, p->master_key, "POST", "/key/generate", body, &reply, err);
 	json_decref(body);
 	if (r < 0)
-		return sb_error_prefix(err, "making the run's key");
+		return sb_error_prefix(err, "making the run's key%s",
+		    err != NULL && sb_error_code(*err) == EACCES
+			? " (is LITELLM_MASTER_KEY the proxy's master key?)"
+			: "");
 	key = json_string_value(json_object_get(reply, "key"));
 	if (key == NULL || *key == '\0' || strpbrk(key, "\r\n") != NULL) {
 		json_decref(reply);

@@ -55,6 +55,19 @@ run_key() {
 	stub_eval "[x['key'] for x in l if x.get('path') == '/key/generate' and x['request']['key_alias'] == 'ssebench-$1'][-1]"
 }
 
+# The stub itself: every wire format, streaming and not, for a run key of the right model only.
+skey=$(curl -s -H "Authorization: Bearer $STUB_MASTER" -d '{"models": ["stub-model"]}' \
+	"$SSEBENCH_PROXY_ADMIN_URL/key/generate" | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
+for path in /v1/chat/completions /v1/responses /v1/messages; do
+	for stream in false true; do
+		curl -s -H "Authorization: Bearer $skey" -d "{\"model\": \"stub-model\", \"stream\": $stream}" \
+			"$SSEBENCH_PROXY_ADMIN_URL$path" >"$SB_TMP/stub-reply"
+		ok "$(grep -q "I'm done." "$SB_TMP/stub-reply"; echo $?)" "the stub: $path (stream $stream) says I'm done."
+	done
+done
+is "$(curl -s -o /dev/null -w '%{http_code}' -H "x-api-key: $skey" -d '{"model": "other"}' \
+	"$SSEBENCH_PROXY_ADMIN_URL/v1/messages")" 401 "the stub: a key is refused for another model"
+
 for mode in sandbox sidecar; do
 	for agent in claude-code codex opencode; do
 		read -r format name client <<<"$(expect "$agent")"

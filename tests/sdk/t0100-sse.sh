@@ -134,6 +134,10 @@ is "$(dialog '[x["type"] for x in e]')" "['init', 'prompt', 'complete']" \
 	"agent: init, prompt, complete (a new record)"
 is "$(dialog 'e[2]["status"]')" error "agent: a non-zero status completes as an error"
 
+run_cmd r env SSE_ARCHIVE=/nonexistent/archive "$SSE" agent --name fake -- "$SB_TMP/agent.sh"
+is "$r_rc" 5 "agent: a record that cannot be written does not stop the agent"
+like "$r_err" 'the session is not recorded' "and it says so"
+
 # An event stream (Claude Code's format, from the unit test fixture).
 cat >"$SB_TMP/claude.sh" <<EOF
 #!/bin/sh
@@ -163,6 +167,13 @@ wait "$apid"
 is "$?" 143 "agent: SIGTERM is passed on to the program"
 run_cmd r "$SSE" agent -- /nonexistent/agent
 is "$r_rc" 127 "agent: a program that is not there: exit 127"
+like "$r_err" '^\[agent\] exited with code 127$' "and the closing line says so"
+is "$(dialog 'e[-1]["type"], e[-1]["status"]')" "('complete', 'error')" "and the record is completed"
+# Regression: a program that closes its output after 15 s and exits a little later was
+# stopped as soon as the stream ended (the wait's limit counted from the program's start).
+run_cmd r "$SSE" agent --name late -- sh -c 'sleep 14; exec >&-; sleep 3; exit 0'
+is "$r_rc" 0 "agent: a program still running when its stream ends is waited for"
+is "$(dialog 'e[-1]["status"]')" success "and it completes as a success"
 
 # The daemon's TCP port: the token is required.
 run_cmd r env -u SSE_DAEMON_SOCKET SSE_AGENT_DOCKER="127.0.0.1:$PORT" SSE_DAEMON_TOKEN="$TOKEN" "$SSE" project
