@@ -52,10 +52,11 @@ print((e[0]["type"], e[0]["data"]["agent"], e[0]["data"]["model"], e[1]["type"],
 
 # run_key RUN_ID: the key the stub made for the run (its alias is ssebench-<run id>).
 run_key() {
-	stub_eval "[x['key'] for x in l if x.get('path') == '/key/generate' and x['request']['key_alias'] == 'ssebench-$1'][-1]"
+	stub_eval "[x['key'] for x in l if x.get('path') == '/key/generate' and x['request'].get('key_alias') == 'ssebench-$1'][-1]"
 }
 
-# The stub itself: every wire format, streaming and not, for a run key of the right model only.
+# The stub itself: every wire format, streaming and not, for a run key of the right model only
+# (this key, skey, is the only one that is ever refused below).
 skey=$(curl -s -H "Authorization: Bearer $STUB_MASTER" -d '{"models": ["stub-model"]}' \
 	"$SSEBENCH_PROXY_ADMIN_URL/key/generate" | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
 for path in /v1/chat/completions /v1/responses /v1/messages; do
@@ -86,7 +87,7 @@ for mode in sandbox sidecar; do
 		is "$(stub_eval "sorted({(x['format'], x['status'], x['prompt_seen']) for x in l if x.get('key') == '$key' and 'format' in x})")" \
 			"[('$format', 200, True)]" \
 			"$agent ($mode): it called the model ($format) with the run's key and the task prompt"
-		is "$(stub_eval "len([x for x in l if 'format' in x and x.get('status') != 200])")" 0 \
+		is "$(stub_eval "len([x for x in l if 'format' in x and x.get('status') != 200 and x.get('key') != '$skey'])")" 0 \
 			"$agent ($mode): no model call without a good key"
 		like "$(cat "$dir/mcp.log" 2>/dev/null)" "initialize: client '$client'" \
 			"$agent ($mode): it connected to the run's MCP server"
