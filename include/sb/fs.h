@@ -63,6 +63,12 @@ int sb_lstat_at(int dirfd, const char *rel, struct stat *ret_st, struct sb_error
 /* Open a directory by path (for the roots given on the command line). */
 int sb_open_dir(const char *path, struct sb_error **err);
 
+/*
+ * mkdir -p: every missing directory of path (relative or absolute), the parents 0755 and the
+ * last one with mode (umask applies). An existing directory is fine.
+ */
+int sb_mkdir_p(const char *path, mode_t mode, struct sb_error **err);
+
 /* Fill buf with n random bytes from getrandom(2). */
 int sb_random_bytes(void *buf, size_t n, struct sb_error **err);
 

@@ -299,3 +299,23 @@ sb_open_dir(const char *path, struct sb_error **err)
 		return sb_error_errno(err, errno, "open directory '%s'", path);
 	return fd;
 }
+
+int
+sb_mkdir_p(const char *path, mode_t mode, struct sb_error **err)
+{
+	_cleanup_free_ char *p = sb_xstrdup(path);
+
+	if (*p == '\0')
+		return sb_error_set(err, EINVAL, "mkdir of an empty path");
+	for (char *s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return sb_error_errno(err, errno, "mkdir '%s'", p);
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return sb_error_errno(err, errno, "mkdir '%s'", p);
+	return 0;
+}

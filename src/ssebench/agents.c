@@ -221,25 +221,6 @@ agent_cache_dir(void)
 	return sb_xasprintf("%s/.cache/ssebench", home != NULL && *home == '/' ? home : "/tmp");
 }
 
-/* mkdir -p of an absolute path, the last component with mode. */
-static int
-make_dirs(const char *path, mode_t mode, struct sb_error **err)
-{
-	_cleanup_free_ char *p = sb_xstrdup(path);
-
-	for (char *s = p + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return sb_error_errno(err, errno, "mkdir '%s'", p);
-		*s = '/';
-	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return sb_error_errno(err, errno, "mkdir '%s'", p);
-	return 0;
-}
-
 /*
  * The package's tarball in the cache, as <sha256>.tgz: downloaded (to a temporary name,
  * renamed only once its SHA-256 is the pinned one) unless it is there already.
@@ -346,7 +327,7 @@ agent_fetch(const struct agent_info *ag, size_t *ret_n, struct sb_error **err)
 	const char *arch = agent_host_arch();
 	size_t used = 0;
 
-	if (make_dirs(cache, 0700, err) < 0 || make_dirs(npm_dir, 0700, err) < 0)
+	if (sb_mkdir_p(cache, 0700, err) < 0 || sb_mkdir_p(npm_dir, 0700, err) < 0)
 		return -1;
 	for (size_t i = 0; i < ag->n_npm; i++) {
 		if (ag->npm[i].arch != NULL && strcmp(ag->npm[i].arch, arch) != 0)
@@ -424,7 +405,7 @@ agent_context(const struct agent_info *ag, char **ret_dir, bool *ret_tmp, struct
 		if (p->arch != NULL && strcmp(p->arch, arch) != 0)
 			continue;
 		*strrchr(dir, '/') = '\0';
-		if (make_dirs(dir, 0755, err) < 0 || link_or_copy(src, dst, err) < 0)
+		if (sb_mkdir_p(dir, 0755, err) < 0 || link_or_copy(src, dst, err) < 0)
 			goto fail;
 	}
 	*ret_dir = TAKE_PTR(ctx);

@@ -127,25 +127,6 @@ run_limit(enum sb_run_limit which)
 	return r;
 }
 
-/* Make every directory of path (relative or absolute), like mkdir -p. */
-static int
-mkdir_p(const char *path, mode_t mode, struct sb_error **err)
-{
-	_cleanup_free_ char *copy = sb_xstrdup(path);
-
-	for (char *p = copy + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(copy, mode) < 0 && errno != EEXIST)
-			return sb_error_errno(err, errno, "mkdir '%s'", copy);
-		*p = '/';
-	}
-	if (mkdir(path, mode) < 0 && errno != EEXIST)
-		return sb_error_errno(err, errno, "mkdir '%s'", path);
-	return 0;
-}
-
 /* Copy a file out of an image (docker create + docker cp), e.g. the reference patch. */
 static int
 copy_from_image(const char *image, const char *src, const char *dst, struct sb_error **err)
@@ -620,7 +601,7 @@ do_run(struct run_opts *o)
 		task_image = image_tool(task->name);
 		agent_image = image_agent(&ag, task->name);
 	}
-	if (mkdir_p(parent, 0755, &err) < 0)
+	if (sb_mkdir_p(parent, 0755, &err) < 0)
 		goto fail;
 	log_path = sb_xasprintf("%s/.build-%s.log", parent, o->run_id);
 	im.home = cli_home();

@@ -144,25 +144,6 @@ add_warning(struct vtask *vt, const char *fmt, ...)
 	sb_argv_push(&vt->warnings, s);
 }
 
-/* mkdir -p. */
-static int
-mkdirs(const char *path, struct sb_error **err)
-{
-	_cleanup_free_ char *copy = sb_xstrdup(path);
-
-	for (char *p = copy + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-			return sb_error_errno(err, errno, "mkdir '%s'", copy);
-		*p = '/';
-	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return sb_error_errno(err, errno, "mkdir '%s'", path);
-	return 0;
-}
-
 /* An absolute version of path (which need not exist yet), without resolving links. */
 static char *
 absolute(const char *path)
@@ -979,7 +960,7 @@ report(struct verify *vf, double wall)
 	{
 		_cleanup_free_ char *tdir = sb_xasprintf("%s/tasks", vf->out);
 
-		if (mkdirs(tdir, &err) < 0 || (tfd = sb_open_dir(tdir, &err)) < 0)
+		if (sb_mkdir_p(tdir, 0755, &err) < 0 || (tfd = sb_open_dir(tdir, &err)) < 0)
 			goto fail;
 	}
 	for (size_t i = 0; i < vf->n; i++) {
@@ -1202,7 +1183,7 @@ do_verify(struct verify *vf, char **names, int nnames)
 		_cleanup_free_ char *logs = sb_xasprintf("%s/logs", vf->out);
 		_cleanup_free_ char *runs = sb_xasprintf("%s/runs", vf->out);
 
-		if (mkdirs(logs, &err) < 0 || mkdirs(runs, &err) < 0) {
+		if (sb_mkdir_p(logs, 0755, &err) < 0 || sb_mkdir_p(runs, 0755, &err) < 0) {
 			rc = cli_fail("%s", sb_error_message(err));
 			sb_error_release(&err);
 			return rc;

@@ -264,6 +264,31 @@ START_TEST(test_lstat_does_not_follow)
 }
 END_TEST
 
+START_TEST(test_mkdir_p)
+{
+	char *deep = sb_xasprintf("%s/a/b/c", root), *top = sb_xasprintf("%s/a", root);
+	struct sb_error *err = NULL;
+	struct stat st;
+
+	ck_assert_int_eq(sb_mkdir_p(deep, 0700, NULL), 0);
+	ck_assert_int_eq(stat(deep, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700 & ~umask(022));
+	ck_assert_int_eq(stat(top, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	/* Again: nothing to do. A file in the way, and an empty path, fail. */
+	ck_assert_int_eq(sb_mkdir_p(deep, 0700, NULL), 0);
+	free(deep);
+	deep = sb_xasprintf("%s/top/x", root);
+	ck_assert_int_lt(sb_mkdir_p(deep, 0755, &err), 0);
+	ck_assert_int_eq(sb_error_code(err), ENOTDIR);
+	sb_error_release(&err);
+	ck_assert_int_lt(sb_mkdir_p("", 0755, &err), 0);
+	sb_error_release(&err);
+	free(deep);
+	free(top);
+}
+END_TEST
+
 static Suite *
 fs_suite(void)
 {
@@ -278,6 +303,7 @@ fs_suite(void)
 	tcase_add_test(tc, test_atomic_write_leaves_no_temp);
 	tcase_add_test(tc, test_list_dir_sorted_and_capped);
 	tcase_add_test(tc, test_lstat_does_not_follow);
+	tcase_add_test(tc, test_mkdir_p);
 	suite_add_tcase(s, tc);
 	return s;
 }
