@@ -367,15 +367,21 @@ dialog_path(void)
 	return archive_file("dialog.jsonl");
 }
 
-/* TEXT, or stdin for "-". */
+/* TEXT, or stdin for "-" (NULL, said, when stdin cannot be read or is too long). */
 static char *
 text_arg(const char *a)
 {
 	struct sb_buf b = SB_BUF_INIT(SB_DIALOG_ENTRY_MAX);
+	struct sb_error *err = NULL;
 
 	if (strcmp(a, "-") != 0)
 		return sb_xstrdup(a);
-	(void)sb_buf_read_fd(&b, STDIN_FILENO, NULL);
+	if (sb_buf_read_fd(&b, STDIN_FILENO, &err) < 0) {
+		fprintf(stderr, "sse: dialog: reading stdin: %s\n", sb_error_message(err));
+		sb_error_release(&err);
+		sb_buf_release(&b);
+		return NULL;
+	}
 	return sb_buf_detach(&b, NULL);
 }
 
@@ -479,6 +485,8 @@ cmd_dialog(int argc, char **argv)
 		if (optind != argc - 1)
 			return usage("dialog %s: give the text (or - to read it from stdin)", type);
 		text = text_arg(argv[optind]);
+		if (text == NULL)
+			return SB_EXIT_FAILURE;
 		f = strcmp(type, "message") == 0
 		    ? json_pack("{s:s, s:s}", "role", "assistant", "content", text)
 		    : json_pack("{s:s}", "content", text);
