@@ -31,6 +31,7 @@
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/proc.h"
+#include "sb/spawn.h"
 
 #include "helper.h"
 
@@ -134,14 +135,6 @@ reply_file(struct helper *h, int fd, int dirfd, const char *rel, const char *key
 	dproto_reply(fd, 200, j);
 }
 
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /*
  * How long a worker may run: its own limits plus room for copies and clean-up. A worker
@@ -285,14 +278,14 @@ job_start(struct helper *h, struct job *j)
 		_exit(rc);
 	}
 	j->pid = pid;
-	j->deadline_ms = mono_ms() + job_budget_s(h->c, s->type) * 1000;
+	j->deadline_ms = sb_now_ms() + job_budget_s(h->c, s->type) * 1000;
 }
 
 /* Kill workers past their deadline (the reap answers for them); ms until the next one. */
 static int
 enforce_deadlines(struct helper *h)
 {
-	uint64_t now = mono_ms(), next = UINT64_MAX;
+	uint64_t now = sb_now_ms(), next = UINT64_MAX;
 
 	(void)h;
 	for (size_t i = 0; i < njobs; i++) {

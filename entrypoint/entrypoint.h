@@ -130,7 +130,6 @@ struct ep {
 void ep_log(enum sb_log_level level, const char *fmt, ...) _printf_(2, 3);
 /* Seconds since t (CLOCK_MONOTONIC ms), for "after 12.3 s". */
 double ep_secs(uint64_t since_ms);
-uint64_t ep_now_ms(void);
 /*
  * Give the archive tree back to the owner it had before the agent phase: a walk through
  * directory fds that never follows a link and only changes what the agent owns.

@@ -369,8 +369,8 @@ probe_network(void)
 
 	attempt_start(&t[0], "SSE_NET_CANARY", "network_internal", "the egress canary");
 	attempt_start(&t[1], "SSE_NET_GATEWAY", "host_unreachable", "the host");
-	deadline = ep_now_ms() + PROBE_CONNECT_MS;
-	while ((!t[0].done || !t[1].done) && ep_now_ms() < deadline) {
+	deadline = sb_now_ms() + PROBE_CONNECT_MS;
+	while ((!t[0].done || !t[1].done) && sb_now_ms() < deadline) {
 		struct pollfd pfd[2];
 		int n = 0, map[2];
 
@@ -379,7 +379,7 @@ probe_network(void)
 				pfd[n] = (struct pollfd){ .fd = t[i].fd, .events = POLLOUT };
 				map[n++] = i;
 			}
-		if (poll(pfd, (nfds_t)n, (int)(deadline - ep_now_ms())) <= 0)
+		if (poll(pfd, (nfds_t)n, (int)(deadline - sb_now_ms())) <= 0)
 			continue;
 		for (int k = 0; k < n; k++) {
 			struct attempt *a = &t[map[k]];
@@ -679,7 +679,7 @@ bool
 ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 {
 	_cleanup_free_ char *failed = NULL;
-	uint64_t start = ep_now_ms();
+	uint64_t start = sb_now_ms();
 	struct sb_error *err = NULL;
 	struct stat st;
 	bool mounted, scored;

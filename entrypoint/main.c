@@ -32,6 +32,7 @@
 #include "sb/mem.h"
 #include "sb/parse.h"
 #include "sb/path.h"
+#include "sb/spawn.h"
 
 #include "entrypoint.h"
 
@@ -55,19 +56,11 @@ usage(FILE *out)
 		     "runs COMMAND and the evaluator (docs/sidecar.md).\n");
 }
 
-uint64_t
-ep_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 double
 ep_secs(uint64_t since_ms)
 {
-	uint64_t now = ep_now_ms();
+	uint64_t now = sb_now_ms();
 
 	return now > since_ms ? (double)(now - since_ms) / 1000.0 : 0.0;
 }
@@ -717,7 +710,7 @@ main(int argc, char **argv)
 		return SB_EXIT_FAILURE;
 	}
 	ep.agent_argv = argv + argi;
-	ep.t0 = ep_now_ms();
+	ep.t0 = sb_now_ms();
 	ep.source_fd = ep.results_fd = ep.archive_fd = -1;
 	ep.log_fd = ep.daemon_log = ep.agent_log = ep.evaluator_log = ep.mcp_log = ep.sfd = -1;
 	ep.mcp.name = "MCP server";

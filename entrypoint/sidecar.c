@@ -29,6 +29,7 @@
 #include "sb/limits.h"
 #include "sb/mem.h"
 #include "sb/path.h"
+#include "sb/spawn.h"
 
 #include "entrypoint.h"
 
@@ -154,12 +155,12 @@ ep_sidecar_task(struct ep *ep)
 	 */
 	(void)ep_isolation_establish(ep, SB_ISO_BEFORE_AGENT);
 	ep_log(SB_LOG_INFO, "waiting for the agent container to end the agent phase");
-	while (ep->stop_signal == 0 && ep_child_running(&ep->daemon) && ep_now_ms() < deadline) {
+	while (ep->stop_signal == 0 && ep_child_running(&ep->daemon) && sb_now_ms() < deadline) {
 		if (results_file_exists(ep, EP_SIDECAR_PHASE_ENDED)) {
 			phase_ended = true;
 			break;
 		}
-		ep_wait(ep, ep_now_ms() + SIDECAR_POLL_MS);
+		ep_wait(ep, sb_now_ms() + SIDECAR_POLL_MS);
 	}
 	if (phase_ended) {
 		/* The daemon killed them when told; anything started since goes too. */
@@ -168,7 +169,7 @@ ep_sidecar_task(struct ep *ep)
 		ep_log(SB_LOG_INFO, "the daemon stays up for grading until this container is "
 				    "stopped");
 		while (ep->stop_signal == 0 && ep_child_running(&ep->daemon) &&
-		       ep_now_ms() < deadline)
+		       sb_now_ms() < deadline)
 			ep_wait(ep, deadline);
 	}
 	if (ep->stop_signal == 0 && !ep_child_running(&ep->daemon))
@@ -184,7 +185,7 @@ ep_sidecar_task(struct ep *ep)
 int
 ep_sidecar_wait_task(struct ep *ep, enum sb_iso_phase ph, struct sb_error **err)
 {
-	uint64_t start = ep_now_ms(), deadline = start + wait_limit_s(ep) * 1000;
+	uint64_t start = sb_now_ms(), deadline = start + wait_limit_s(ep) * 1000;
 
 	ep_log(SB_LOG_INFO, "waiting up to %llu s for the task container (%s)",
 	    (unsigned long long)wait_limit_s(ep), sb_iso_phase_name(ph));
@@ -199,12 +200,12 @@ ep_sidecar_wait_task(struct ep *ep, enum sb_iso_phase ph, struct sb_error **err)
 				       (ep_probe_socket(ep->cfg.daemon_socket) == 0 &&
 					   ep_probe_socket(ep->cfg.admin_socket) == 0)))
 			break;
-		if (ep_now_ms() >= deadline)
+		if (sb_now_ms() >= deadline)
 			return sb_error_set(err, ETIMEDOUT,
 			    "the task container did not record its isolation %s within %llu s "
 			    "(see task-entrypoint.log and daemon.log)",
 			    sb_iso_phase_name(ph), (unsigned long long)wait_limit_s(ep));
-		ep_wait(ep, ep_now_ms() + SIDECAR_POLL_MS);
+		ep_wait(ep, sb_now_ms() + SIDECAR_POLL_MS);
 	}
 	ep_log(SB_LOG_INFO, "the task container is ready (%s) after %.1f s",
 	    sb_iso_phase_name(ph), ep_secs(start));

@@ -106,7 +106,7 @@ reap(struct ep *ep)
 			continue;
 		}
 		c->exited = true;
-		c->end_ms = ep_now_ms();
+		c->end_ms = sb_now_ms();
 		c->status = WIFSIGNALED(status) ? SB_EXIT_SIGNAL_BASE + WTERMSIG(status)
 						: WEXITSTATUS(status);
 	}
@@ -153,7 +153,7 @@ void
 ep_wait(struct ep *ep, uint64_t deadline_ms)
 {
 	struct pollfd p = { ep->sfd, POLLIN, 0 };
-	uint64_t now = ep_now_ms();
+	uint64_t now = sb_now_ms();
 	int timeout;
 
 	reap(ep);
@@ -172,7 +172,7 @@ ep_wait(struct ep *ep, uint64_t deadline_ms)
 static void
 wait_child_until(struct ep *ep, struct ep_child *c, uint64_t deadline_ms)
 {
-	while (c->pid > 0 && !c->exited && ep_now_ms() < deadline_ms)
+	while (c->pid > 0 && !c->exited && sb_now_ms() < deadline_ms)
 		ep_wait(ep, deadline_ms);
 }
 
@@ -215,7 +215,7 @@ env_merge(struct sb_argv *env, const struct sb_argv *src)
 static int
 start_child(struct ep_child *ch, struct sb_cmd *cmd, struct sb_error **err)
 {
-	uint64_t start = ep_now_ms();
+	uint64_t start = sb_now_ms();
 
 	if (sb_cmd_start(cmd, err) < 0)
 		return -1;
@@ -283,12 +283,12 @@ stop_group(struct ep *ep, struct ep_child *c, uint64_t grace_ms)
 	if (!ep_child_running(c))
 		return;
 	(void)kill(-c->pid, SIGTERM);
-	wait_child_until(ep, c, ep_now_ms() + grace_ms);
+	wait_child_until(ep, c, sb_now_ms() + grace_ms);
 	if (ep_child_running(c)) {
 		ep_log(SB_LOG_WARN, "%s (pid %d) still running after %.1f s; killing it", c->name,
 		    (int)c->pid, (double)grace_ms / 1000.0);
 		(void)kill(-c->pid, SIGKILL);
-		wait_child_until(ep, c, ep_now_ms() + 1000);
+		wait_child_until(ep, c, sb_now_ms() + 1000);
 	}
 	/* Whatever it left in its group goes too. */
 	(void)kill(-c->pid, SIGKILL);
@@ -415,7 +415,7 @@ ep_start_daemon(struct ep *ep, struct sb_error **err)
 		if (ep_probe_socket(ep->cfg.daemon_socket) == 0 &&
 		    ep_probe_socket(ep->cfg.admin_socket) == 0)
 			break;
-		now = ep_now_ms();
+		now = sb_now_ms();
 		if (now >= deadline) {
 			log_daemon_tail(ep);
 			return sb_error_set(err, ETIMEDOUT,
@@ -507,11 +507,11 @@ ep_start_mcp(struct ep *ep, struct sb_error **err)
 			return sb_error_set(err, ECHILD,
 			    "the MCP server exited with status %d before it listened (mcp.log)",
 			    ep->mcp.status);
-		if (ep_now_ms() >= deadline)
+		if (sb_now_ms() >= deadline)
 			return sb_error_set(err, ETIMEDOUT,
 			    "the MCP server did not listen on port %u within %d s", ep->cfg.mcp_port,
 			    EP_MCP_TIMEOUT_S);
-		ep_wait(ep, ep_now_ms() + DAEMON_POLL_MS);
+		ep_wait(ep, sb_now_ms() + DAEMON_POLL_MS);
 	}
 	ep_log(SB_LOG_INFO, "MCP server ready at http://127.0.0.1:%u/mcp as '%s' (pid %d) after %.1f s",
 	    ep->cfg.mcp_port, ep->cfg.mcp_user, (int)ep->mcp.pid, ep_secs(ep->mcp.start_ms));
@@ -579,7 +579,7 @@ agent_cannot_start(struct ep *ep, struct sb_error **serr, struct ep_agent_result
 	ep_log(SB_LOG_ERROR, "agent command cannot start (status %d): %s", res.status,
 	    sb_error_message(*serr));
 	sb_error_release(serr);
-	ep->agent.start_ms = ep->agent.end_ms = ep_now_ms();
+	ep->agent.start_ms = ep->agent.end_ms = sb_now_ms();
 	*ret = res;
 	return 0;
 }
@@ -630,7 +630,7 @@ ep_run_agent(struct ep *ep, struct ep_agent_result *ret, struct sb_error **err)
 	    (unsigned)ep->agent_creds.uid, (int)ep->agent.pid, ep->cfg.source,
 	    (unsigned long long)ep->cfg.timeout_s);
 	deadline = ep->agent.start_ms + ep->cfg.timeout_s * 1000;
-	while (ep_child_running(&ep->agent) && ep->stop_signal == 0 && ep_now_ms() < deadline)
+	while (ep_child_running(&ep->agent) && ep->stop_signal == 0 && sb_now_ms() < deadline)
 		ep_wait(ep, deadline);
 	if (ep_child_running(&ep->agent) && ep->stop_signal != 0)
 		return 1;
@@ -641,9 +641,9 @@ ep_run_agent(struct ep *ep, struct ep_agent_result *ret, struct sb_error **err)
 		    (unsigned long long)ep->cfg.timeout_s, ep->cfg.agent_user);
 		(void)kill(-ep->agent.pid, SIGKILL);
 		ep_kill_agent_uid(ep, "agent timeout");
-		wait_child_until(ep, &ep->agent, ep_now_ms() + EP_STOP_GRACE_MS);
+		wait_child_until(ep, &ep->agent, sb_now_ms() + EP_STOP_GRACE_MS);
 		res.status = SB_EXIT_TIMEOUT;
-		res.duration_ms = ep_now_ms() - ep->agent.start_ms;
+		res.duration_ms = sb_now_ms() - ep->agent.start_ms;
 		ep_log(SB_LOG_INFO, "agent ended with status %d (timeout) after %.1f s", res.status,
 		    (double)res.duration_ms / 1000.0);
 	} else {
@@ -687,8 +687,8 @@ notify_daemon(struct ep *ep)
 		if (ep->stop_signal != 0 ||
 		    (ep->cfg.role != EP_ROLE_SIDECAR_AGENT && !ep_child_running(&ep->daemon)))
 			break;
-		until = ep_now_ms() + ADMIN_RETRY_MS;
-		while (ep->stop_signal == 0 && ep_now_ms() < until)
+		until = sb_now_ms() + ADMIN_RETRY_MS;
+		while (ep->stop_signal == 0 && sb_now_ms() < until)
 			ep_wait(ep, until);
 	}
 	ep_log(SB_LOG_WARN, "could not tell the daemon that the agent phase is over, ignoring");
@@ -698,7 +698,7 @@ void
 ep_end_agent_phase(struct ep *ep)
 {
 	struct sb_error *err = NULL;
-	uint64_t start = ep_now_ms();
+	uint64_t start = sb_now_ms();
 
 	if (ep->phase_ended)
 		return;
@@ -770,7 +770,7 @@ ep_run_evaluator(struct ep *ep, const struct ep_agent_result *ar)
 	ep_log(SB_LOG_INFO, "evaluator started: '%s' (pid %d), time limit %llu s",
 	    ep->cfg.evaluator_bin, (int)ep->evaluator.pid, (unsigned long long)limit_s);
 	deadline = ep->evaluator.start_ms + limit_s * 1000;
-	while (ep_child_running(&ep->evaluator) && ep->stop_signal == 0 && ep_now_ms() < deadline)
+	while (ep_child_running(&ep->evaluator) && ep->stop_signal == 0 && sb_now_ms() < deadline)
 		ep_wait(ep, deadline);
 	if (ep_child_running(&ep->evaluator)) {
 		if (ep->stop_signal == 0)
@@ -802,7 +802,7 @@ ep_keep_alive(struct ep *ep)
 void
 ep_cleanup(struct ep *ep)
 {
-	uint64_t start = ep_now_ms();
+	uint64_t start = sb_now_ms();
 
 	ep->stopping = true;
 	if (ep_child_running(&ep->evaluator)) {
@@ -828,11 +828,11 @@ ep_cleanup(struct ep *ep)
 		if (ep_child_running(&ep->daemon)) {
 			ep_log(SB_LOG_INFO, "stopping the daemon (pid %d)", (int)ep->daemon.pid);
 			signal_session(ep->daemon.pid, SIGTERM);
-			wait_child_until(ep, &ep->daemon, ep_now_ms() + EP_STOP_GRACE_MS);
+			wait_child_until(ep, &ep->daemon, sb_now_ms() + EP_STOP_GRACE_MS);
 		}
 		/* Past the grace, or whatever it left behind in its session. */
 		signal_session(ep->daemon.pid, SIGKILL);
-		wait_child_until(ep, &ep->daemon, ep_now_ms() + 1000);
+		wait_child_until(ep, &ep->daemon, sb_now_ms() + 1000);
 		if (ep_child_running(&ep->daemon))
 			ep_log(SB_LOG_WARN, "the daemon (pid %d) survived SIGKILL",
 			    (int)ep->daemon.pid);

@@ -26,6 +26,7 @@
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/parse.h"
+#include "sb/spawn.h"
 
 #include "grade.h"
 
@@ -76,14 +77,6 @@ usage(FILE *out)
 		     "(docs/evaluator.md).\n");
 }
 
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /*
  * A progress line on stdout, "[grade] ...". Escaped as a whole: PoC paths and the daemon's
@@ -174,7 +167,7 @@ call(struct evaluator *ev, const char *method, const char *path, const json_t *b
     long *ret_status, json_t **ret_reply, struct sb_error **err)
 {
 	struct sb_http_target t = ev->target;
-	uint64_t now = mono_ms();
+	uint64_t now = sb_now_ms();
 
 	if (now >= ev->deadline_ms) {
 		grade_set_timed_out(&ev->g);
@@ -183,7 +176,7 @@ call(struct evaluator *ev, const char *method, const char *path, const json_t *b
 	}
 	t.timeout_ms = (long)(ev->deadline_ms - now);
 	if (sb_http_json(&t, method, path, body, ret_status, ret_reply, err) < 0) {
-		if (mono_ms() + BUDGET_SLACK_MS >= ev->deadline_ms)
+		if (sb_now_ms() + BUDGET_SLACK_MS >= ev->deadline_ms)
 			grade_set_timed_out(&ev->g);
 		return -1;
 	}
@@ -225,21 +218,21 @@ static int
 prepare(struct evaluator *ev, bool *ret_applied, struct sb_error **err)
 {
 	json_auto_t *body = json_object(), *reply = NULL;
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = sb_now_ms();
 	long status;
 
 	if (call(ev, "POST", "/prepare_grading", body, &status, &reply, err) < 0)
 		return -1;
 	if (is_apply_failure(status, reply)) {
 		progress("prepare_grading: the patch does not apply (%.1f s)",
-		    (double)(mono_ms() - t0) / 1000);
+		    (double)(sb_now_ms() - t0) / 1000);
 		grade_patch_apply_failed(&ev->g, reply_error(reply));
 		*ret_applied = false;
 		return 0;
 	}
 	if (status != 200)
 		return bad_status("POST", "/prepare_grading", status, reply, err);
-	progress("prepare_grading: ok (%.1f s)", (double)(mono_ms() - t0) / 1000);
+	progress("prepare_grading: ok (%.1f s)", (double)(sb_now_ms() - t0) / 1000);
 	*ret_applied = true;
 	return 0;
 }
@@ -315,7 +308,7 @@ bencher(struct evaluator *ev, const char *action, const char *poc, struct run *r
 	struct run r = { 0 };
 	json_int_t code;
 	int timed_out = 0;
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = sb_now_ms();
 	long status;
 
 	body = poc != NULL ? json_pack("{s:s}", "poc", poc) : json_pack("{s:b}", "grading", 1);
@@ -323,7 +316,7 @@ bencher(struct evaluator *ev, const char *action, const char *poc, struct run *r
 		sb_oom(0);
 	if (call(ev, "POST", path, body, &status, &reply, err) < 0)
 		return -1;
-	r.seconds = (double)(mono_ms() - t0) / 1000;
+	r.seconds = (double)(sb_now_ms() - t0) / 1000;
 	if (strcmp(action, "intent_test") == 0 && is_apply_failure(status, reply)) {
 		r.code = 1;
 		r.log = sb_xstrdup(reply_error(reply));
@@ -503,7 +496,7 @@ main(int argc, char **argv)
 	memset(&ev, 0, sizeof(ev));
 	ev.target.unix_socket = sock;
 	ev.target.base_url = "http://localhost";
-	ev.deadline_ms = mono_ms() + (uint64_t)timeout_s * 1000;
+	ev.deadline_ms = sb_now_ms() + (uint64_t)timeout_s * 1000;
 	grade_init(&ev.g, timeout_s);
 
 	/* Opened first, so a grade is never computed for nowhere; grading goes on regardless,

@@ -111,6 +111,9 @@ int sb_cmd_run(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **er
 
 void sb_cmd_result_release(struct sb_cmd_result *r);
 
+/* CLOCK_MONOTONIC in milliseconds: the clock of start_ms and of every deadline here. */
+uint64_t sb_now_ms(void);
+
 /* Send sig to the child (to its whole group if it has its own). */
 void sb_cmd_kill(const struct sb_cmd *c, int sig);
 

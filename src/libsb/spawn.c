@@ -193,8 +193,8 @@ fail:
 	_exit(SB_EXIT_CANNOT_EXEC);
 }
 
-static uint64_t
-now_ms(void)
+uint64_t
+sb_now_ms(void)
 {
 	struct timespec ts;
 
@@ -270,7 +270,7 @@ sb_cmd_start(struct sb_cmd *c, struct sb_error **err)
 		? (int)nofile.rlim_cur
 		: 65536;
 
-	c->start_ms = now_ms();
+	c->start_ms = sb_now_ms();
 	pid = fork();
 	if (pid < 0)
 		return sb_error_errno(err, errno, "fork");
@@ -356,7 +356,7 @@ write_nosigpipe(int fd, const void *data, size_t len)
 int
 sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
 {
-	uint64_t start = c->start_ms ? c->start_ms : now_ms();
+	uint64_t start = c->start_ms ? c->start_ms : sb_now_ms();
 	uint64_t grace = c->grace_ms ? c->grace_ms : SB_KILL_GRACE_MS;
 	uint64_t drain = c->drain_ms ? c->drain_ms : 1000;
 	uint64_t term_at = c->timeout_ms ? add_sat(start, c->timeout_ms) : 0, kill_at = 0,
@@ -382,7 +382,7 @@ sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
 	for (;;) {
 		struct pollfd pfd[4];
 		nfds_t np = 0;
-		uint64_t now = now_ms(), wake = UINT64_MAX;
+		uint64_t now = sb_now_ms(), wake = UINT64_MAX;
 		int timeout, r;
 
 		if (!exited) {

@@ -22,7 +22,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "sb/argv.h"
 #include "sb/buf.h"
@@ -542,14 +541,6 @@ on_signal(int sig)
 	got_signal = sig;
 }
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* The prompt as an unnamed file (the child's stdin): nothing lands in the source tree. */
 static int
@@ -739,7 +730,7 @@ cmd_agent(int argc, char **argv)
 		fprintf(stderr, "[%s] exited with code %d\n", name, rc);
 		return rc;
 	}
-	start = now_ms();
+	start = sb_now_ms();
 	if (timeout_s > 0)
 		deadline = start + timeout_s * 1000;
 	wr = sb_close(wr);
@@ -755,7 +746,7 @@ cmd_agent(int argc, char **argv)
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = rd, .events = POLLIN },
 			{ .fd = cmd.pidfd, .events = POLLIN } };
-		uint64_t now = now_ms();
+		uint64_t now = sb_now_ms();
 		char chunk[65536];
 		int np = cmd.pidfd >= 0 && exited_at == 0 ? 2 : 1;
 
@@ -780,7 +771,7 @@ cmd_agent(int argc, char **argv)
 			break;
 		}
 		if (np == 2 && (pfd[1].revents & POLLIN))
-			exited_at = now_ms(); /* the drain starts now */
+			exited_at = sb_now_ms(); /* the drain starts now */
 		if (pfd[0].revents & (POLLIN | POLLHUP)) {
 			ssize_t n = read(rd, chunk, sizeof(chunk));
 
@@ -793,7 +784,7 @@ cmd_agent(int argc, char **argv)
 	if (ar.line.len > 0 && !ar.line_over)
 		(void)events_feed(ar.ev, ar.line.s, ar.line.len, NULL);
 	/* The stream ended: the program has 15 s more to exit (sb_cmd_wait counts from its start). */
-	cmd.timeout_ms = now_ms() - cmd.start_ms + 15000;
+	cmd.timeout_ms = sb_now_ms() - cmd.start_ms + 15000;
 	if (sb_cmd_wait(&cmd, &res, &err) < 0) {
 		fprintf(stderr, "sse: %s\n", sb_error_message(err));
 		sb_error_release(&err);
@@ -807,7 +798,7 @@ cmd_agent(int argc, char **argv)
 	sum = events_summary(ar.ev);
 	status = timed_out ? "timeout" : rc != 0 || sum->failed ? "error" : "success";
 	f = json_pack("{s:s, s:I, s:I, s:{s:I, s:I}}", "status", status, "turns",
-	    (json_int_t)sum->turns, "duration_ms", (json_int_t)(now_ms() - start), "total_tokens",
+	    (json_int_t)sum->turns, "duration_ms", (json_int_t)(sb_now_ms() - start), "total_tokens",
 	    "in", (json_int_t)sum->tokens_in, "out", (json_int_t)sum->tokens_out);
 	if (sum->error != NULL || sum->last_text != NULL)
 		json_object_set_new(f, "message",
