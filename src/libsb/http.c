@@ -54,6 +54,29 @@ on_data(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+/* An easy handle with what every call has: the URL, time limits, where the reply goes. */
+static CURL *
+easy_new(const char *url, long timeout_ms, long connect_ms, curl_write_callback fn, void *data,
+    struct sb_error **err)
+{
+	CURL *c;
+
+	if (sb_http_init(err) < 0)
+		return NULL;
+	c = curl_easy_init();
+	if (c == NULL) {
+		sb_error_set(err, ENOMEM, "curl_easy_init");
+		return NULL;
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fn);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, data);
+	return c;
+}
+
 int
 sb_http_request(const struct sb_http_target *t, const char *method, const char *path,
     const char *body, size_t body_len, struct sb_http_reply *ret, struct sb_error **err)
@@ -65,30 +88,24 @@ sb_http_request(const struct sb_http_target *t, const char *method, const char *
 	struct sink sink;
 	CURLcode cc;
 
-	if (sb_http_init(err) < 0)
-		return -1;
-	c = curl_easy_init();
-	if (c == NULL)
-		return sb_error_set(err, ENOMEM, "curl_easy_init");
 	memset(&r, 0, sizeof(r));
 	sb_buf_init(&r.body, t->max_reply ? t->max_reply : SB_HTTP_REPLY_MAX);
 	sink.b = &r.body;
 	sink.over = false;
 	url = sb_xasprintf("%s%s", t->base_url ? t->base_url : "http://localhost", path);
+	c = easy_new(url, t->timeout_ms > 0 ? t->timeout_ms : (long)SB_HTTP_TIMEOUT_DEFAULT_MS,
+	    10000L, on_data, &sink, err);
+	if (c == NULL) {
+		sb_buf_release(&r.body);
+		return -1;
+	}
 	if (t->unix_socket != NULL)
 		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, t->unix_socket);
-	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	/* Only plain HTTP to the daemon: no redirects, no other protocol, no proxy from env. */
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, t->https ? "http,https" : "http");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_PROXY, "");
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
-	    t->timeout_ms > 0 ? t->timeout_ms : (long)SB_HTTP_TIMEOUT_DEFAULT_MS);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
 	if (body != NULL) {
 		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -181,21 +198,13 @@ sb_http_download(const char *url, int fd, uint64_t max, long timeout_ms, struct 
 	long status = 0;
 	CURLcode cc;
 
-	if (sb_http_init(err) < 0)
-		return -1;
-	c = curl_easy_init();
+	c = easy_new(url, timeout_ms > 0 ? timeout_ms : 600000L, 20000L, on_file_data, &sink, err);
 	if (c == NULL)
-		return sb_error_set(err, ENOMEM, "curl_easy_init");
-	curl_easy_setopt(c, CURLOPT_URL, url);
+		return -1;
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 600000L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 20000L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_file_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
 	cc = curl_easy_perform(c);
 	if (cc != CURLE_OK) {
 		if (sink.error != 0)
