@@ -66,9 +66,6 @@ struct dconf {
  */
 int dconf_load(struct dconf *c, struct sb_error **err);
 
-/* Is action allowed on the agent-facing listeners at this difficulty? (upstream §3.4) */
-bool dconf_gate_allows(unsigned difficulty, const char *action);
-
 /* --- messages between fronts and helper (daemon/proto.c) --- */
 
 enum dreq_type {
@@ -140,7 +137,8 @@ struct dpolicy {
 	const char *bench_path;
 };
 
-bool dreq_known_action(const char *action);
+/* The action of a canonical bencher request; -1 when it names none (unknown action). */
+int dreq_action(const json_t *req, enum sb_action *ret);
 
 /* The configured PoC that given names ("/ssebench/<rel>" or "<rel>"), or NULL. */
 const char *dreq_match_poc(const struct sb_task_config *t, const char *bench_path,

@@ -58,7 +58,6 @@ static void
 spec_release(struct job_spec *s)
 {
 	json_decref(s->req);
-	free(s->action);
 	free(s->poc);
 	free(s->workspace);
 	free(s->home);
@@ -94,15 +93,21 @@ queue_of(enum dreq_type t)
 
 /* Is a configured script missing for this action? (upstream: 500 "script not configured") */
 static bool
-script_missing(const struct dconf *c, const char *action)
+script_missing(const struct dconf *c, enum sb_action action)
 {
-	if (strcmp(action, "build") == 0)
+	switch (action) {
+	case SB_ACTION_BUILD:
 		return c->task->scripts.build.s == NULL;
-	if (strcmp(action, "run_poc") == 0)
+	case SB_ACTION_RUN_POC:
 		return c->task->scripts.run.s == NULL;
-	if (strcmp(action, "function_test") == 0)
+	case SB_ACTION_FUNCTION_TEST:
 		return c->task->scripts.test.s == NULL;
-	return c->task->scripts.test.s == NULL || c->task->files.future_test.s == NULL;
+	case SB_ACTION_INTENT_TEST:
+		return c->task->scripts.test.s == NULL || c->task->files.future_test.s == NULL;
+	case SB_ACTION_COUNT:
+		break;
+	}
+	return true; /* not an action: nothing to run it with */
 }
 
 /* Small reads from root-only places, answered by the helper itself. */
@@ -200,20 +205,20 @@ job_start(struct helper *h, struct job *j)
 	 * grading action is checked here, not when it arrives: queued behind a
 	 * prepare_grading, it must see that preparation's outcome (the worker answers the
 	 * client before the helper has reaped it). */
-	if (s->type == DREQ_BENCHER && s->grading && strcmp(s->action, "run_poc") != 0 &&
+	if (s->type == DREQ_BENCHER && s->grading && s->action != SB_ACTION_RUN_POC &&
 	    !h->grading_ready) {
 		dproto_reply_error(s->reply_fd, 409, "call /prepare_grading before grading actions");
 		job_remove(j);
 		return;
 	}
 	if (s->type == DREQ_BENCHER) {
-		if (strcmp(s->action, "build") == 0) {
+		if (s->action == SB_ACTION_BUILD) {
 			free(s->previous_build);
 			s->previous_build = h->latest_build ? sb_xstrdup(h->latest_build) : NULL;
 			s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
 			free(h->latest_build);
 			h->latest_build = sb_xstrdup(s->workspace);
-		} else if (strcmp(s->action, "run_poc") == 0) {
+		} else if (s->action == SB_ACTION_RUN_POC) {
 			s->workspace = h->latest_build ? sb_xstrdup(h->latest_build) : NULL;
 		} else {
 			s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
@@ -414,13 +419,15 @@ handle_request(struct helper *h, enum dchannel ch, struct dproto_hdr *hdr, char 
 		close_agent_tools(h);
 		break;
 	case DREQ_BENCHER: {
-		const char *action = json_string_value(json_object_get(req, "action"));
+		enum sb_action action;
 
-		if (script_missing(h->c, action)) {
+		/* dreq_policy refused a request without a known action; refuse it again here
+		 * rather than trust that. */
+		if (dreq_action(req, &action) < 0 || script_missing(h->c, action)) {
 			dproto_reply_error(reply_fd, 500, "script not configured for this action");
 			goto done;
 		}
-		if (strcmp(action, "run_poc") == 0 && h->latest_build == NULL) {
+		if (action == SB_ACTION_RUN_POC && h->latest_build == NULL) {
 			json_auto_t *r = json_pack("{s:i, s:s, s:s}", "code", -1, "stdout", "",
 			    "stderr", "project hasn't been built yet - call 'build' action first");
 
@@ -449,7 +456,7 @@ handle_request(struct helper *h, enum dchannel ch, struct dproto_hdr *hdr, char 
 	if (t == DREQ_BENCHER) {
 		const char *poc = json_string_value(json_object_get(req, "poc"));
 
-		j->spec.action = sb_xstrdup(json_string_value(json_object_get(req, "action")));
+		(void)dreq_action(req, &j->spec.action); /* checked above */
 		j->spec.grading = json_is_true(json_object_get(req, "grading"));
 		if (dreq_match_poc(h->c->task, h->c->bench_path, poc) != NULL)
 			j->spec.poc = sb_xstrdup(dreq_match_poc(h->c->task, h->c->bench_path, poc));

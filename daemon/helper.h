@@ -25,8 +25,8 @@ struct job_spec {
 	enum dchannel ch;
 	json_t *req;	  /* the request body (owned) */
 	int reply_fd;
-	/* bencher */
-	char *action;
+	/* bencher: the action, parsed once by the front (dreq_from_client) */
+	enum sb_action action;
 	bool grading;
 	char *poc;	  /* a configured PoC path, relative to the task files */
 	char *workspace;  /* the workspace this action uses ("work-N") */

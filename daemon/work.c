@@ -554,7 +554,7 @@ bencher_test(struct helper *h, struct job_spec *j, bool intent)
 	int rc;
 
 	if (make_workspace(h, j->workspace, j->grading, &src, &err) < 0) {
-		sb_log(SB_LOG_ERROR, "%s: %s", j->action, sb_error_message(err));
+		sb_log(SB_LOG_ERROR, "%s: %s", sb_action_name(j->action), sb_error_message(err));
 		sb_error_release(&err);
 		(void)remove_mixed(h, h->runner_fd, j->workspace, NULL);
 		return dproto_reply_error(j->reply_fd, 500, "could not prepare the test workspace");
@@ -600,12 +600,23 @@ work_bencher(struct helper *h, struct job_spec *j)
 {
 	int rc;
 
-	if (strcmp(j->action, "build") == 0)
+	switch (j->action) {
+	case SB_ACTION_BUILD:
 		rc = bencher_build(h, j);
-	else if (strcmp(j->action, "run_poc") == 0)
+		break;
+	case SB_ACTION_RUN_POC:
 		rc = bencher_run_poc(h, j);
-	else
-		rc = bencher_test(h, j, strcmp(j->action, "intent_test") == 0);
+		break;
+	case SB_ACTION_FUNCTION_TEST:
+	case SB_ACTION_INTENT_TEST:
+		rc = bencher_test(h, j, j->action == SB_ACTION_INTENT_TEST);
+		break;
+	case SB_ACTION_COUNT:
+	default:
+		/* Never reached (the helper refuses unknown actions); if it were, run nothing. */
+		rc = dproto_reply_error(j->reply_fd, 500, "unknown bencher action");
+		break;
+	}
 	return rc < 0 ? WORK_NOREPLY : WORK_DONE;
 }
 

@@ -163,8 +163,10 @@ mcp_test_patch(const struct mcp_config *c)
 	/* What the level lets test_patch run: the daemon's own gate (sb_level_allows). */
 	const struct {
 		bool build, functional, pocs, intent;
-	} st = { sb_level_allows(c->level, "build"), sb_level_allows(c->level, "function_test"),
-		sb_level_allows(c->level, "run_poc"), sb_level_allows(c->level, "intent_test") };
+	} st = { sb_level_allows(c->level, SB_ACTION_BUILD),
+		sb_level_allows(c->level, SB_ACTION_FUNCTION_TEST),
+		sb_level_allows(c->level, SB_ACTION_RUN_POC),
+		sb_level_allows(c->level, SB_ACTION_INTENT_TEST) };
 	struct check build = { NOT_RUN, NULL }, pocs = { NOT_RUN, NULL }, intent = { NOT_RUN, NULL },
 		     func = { NOT_RUN, NULL };
 	struct sb_buf out = SB_BUF_INIT(16 * 1024 * 1024);

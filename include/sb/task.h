@@ -73,12 +73,29 @@ unsigned sb_task_checks(const struct sb_task_config *c);
 const char *sb_task_check_name(enum sb_task_check check);
 
 /*
- * The difficulty gate (upstream §3.4): does level 0..4 let the agent run a bencher action
- * ("build", "run_poc", "function_test", "intent_test")? 0 everything, 1 no intent test, 2 no
- * PoCs, 3 build only, 4 nothing. Unknown actions pass (the daemon's router refuses them).
- * One table for the daemon, which enforces it, and the MCP server, which plans by it.
+ * The bencher actions (upstream §3.4), as a type: a name from a request is parsed once, at
+ * the front, and everything after switches on the value. There is no "other" action: a
+ * name that is not one of these four is refused where it is parsed.
  */
-bool sb_level_allows(unsigned level, const char *action);
+enum sb_action {
+	SB_ACTION_BUILD,
+	SB_ACTION_RUN_POC,
+	SB_ACTION_FUNCTION_TEST,
+	SB_ACTION_INTENT_TEST,
+	SB_ACTION_COUNT
+};
+/* "build", "run_poc", "function_test", "intent_test"; NULL out of range. */
+const char *sb_action_name(enum sb_action a);
+/* The action named name (exactly); -1 for NULL or any other name, *ret untouched. */
+int sb_action_parse(const char *name, enum sb_action *ret);
+
+/*
+ * The difficulty gate (upstream §3.4): does level 0..4 let the agent run action? 0
+ * everything, 1 no intent test, 2 no PoCs, 3 build only, 4 nothing. Deny by default: a
+ * level above 4 or a value that is not an action allows nothing. One table for the daemon,
+ * which enforces it, and the MCP server and sse, which plan by it.
+ */
+bool sb_level_allows(unsigned level, enum sb_action action);
 /* "FULL_ASSISTANCE" .. "NO_BUILD", upstream's names of the levels; "?" out of range. */
 const char *sb_level_name(unsigned level);
 

@@ -434,18 +434,50 @@ sb_task_checks(const struct sb_task_config *c)
 	return checks;
 }
 
-bool
-sb_level_allows(unsigned level, const char *action)
+static const char *const action_names[SB_ACTION_COUNT] = {
+	[SB_ACTION_BUILD] = "build",
+	[SB_ACTION_RUN_POC] = "run_poc",
+	[SB_ACTION_FUNCTION_TEST] = "function_test",
+	[SB_ACTION_INTENT_TEST] = "intent_test",
+};
+
+const char *
+sb_action_name(enum sb_action a)
 {
-	if (strcmp(action, "build") == 0)
-		return level <= 3;
-	if (strcmp(action, "function_test") == 0)
-		return level <= 2;
-	if (strcmp(action, "run_poc") == 0)
-		return level <= 1;
-	if (strcmp(action, "intent_test") == 0)
-		return level == 0;
-	return true;
+	return (unsigned)a < SB_ACTION_COUNT ? action_names[a] : NULL;
+}
+
+int
+sb_action_parse(const char *name, enum sb_action *ret)
+{
+	if (name == NULL)
+		return -1;
+	for (unsigned a = 0; a < SB_ACTION_COUNT; a++)
+		if (strcmp(name, action_names[a]) == 0) {
+			*ret = (enum sb_action)a;
+			return 0;
+		}
+	return -1;
+}
+
+bool
+sb_level_allows(unsigned level, enum sb_action action)
+{
+	/* The highest level at which each action is still open to the agent. */
+	static const unsigned open_up_to[SB_ACTION_COUNT] = {
+		[SB_ACTION_BUILD] = 3,
+		[SB_ACTION_FUNCTION_TEST] = 2,
+		[SB_ACTION_RUN_POC] = 1,
+		[SB_ACTION_INTENT_TEST] = 0,
+	};
+
+	/*
+	 * Deny by default: a gate that let an unknown value through would be one new action,
+	 * or one cast, away from running a check the level withholds.
+	 */
+	if ((unsigned)action >= SB_ACTION_COUNT || level > 4)
+		return false;
+	return level <= open_up_to[action];
 }
 
 const char *

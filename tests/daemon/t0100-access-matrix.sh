@@ -29,6 +29,11 @@ endpoints=(
 	"grading_build POST /tool/bencher?action=build {\"grading\":true}"
 	"reference_patch GET /reference/patch"
 	"agent_exited POST /admin/agent_exited {}"
+	"unknown_action POST /tool/bencher?action=rm_rf {}"
+	"unknown_upper POST /tool/bencher?action=BUILD {}"
+	"unknown_space POST /tool/bencher?action=build%20 {}"
+	"unknown_empty POST /tool/bencher?action= {}"
+	"unknown_grading POST /tool/bencher?action=intent {\"grading\":true}"
 )
 
 # gate LEVEL ACTION: 200 if the level lets the agent run ACTION, else 403.
@@ -49,7 +54,7 @@ expect() {
 		return
 	fi
 	if [ "$l" = admin ]; then
-		echo 200
+		expect_admin "$ep"
 		return
 	fi
 	case $ep in
@@ -58,7 +63,23 @@ expect() {
 	bash) [ "$phase" = agent ] && echo 200 || echo 403 ;;
 	build | function_test | run_poc | intent_test)
 		[ "$phase" = agent ] && gate "$level" "$ep" || echo 403 ;;
+	# Not an action: refused at every level (upstream's 500), behind the closed tools
+	# after the phase and behind the grading flag's 403.
+	unknown_grading) echo 403 ;;
+	unknown_*) [ "$phase" = agent ] && echo 500 || echo 403 ;;
 	esac
+}
+# The admin socket is never gated, but an action that does not exist is no action there
+# either.
+expect_admin() {
+	case $1 in
+	unknown_*) echo 500 ;;
+	*) echo 200 ;;
+	esac
+}
+# script_runs: how many task scripts have run so far (the daemon logs each one).
+script_runs() {
+	find "$D/results" -maxdepth 1 -name 'scriptrunner-*.log' | wc -l
 }
 
 for level in 0 1 2 3 4; do
@@ -71,8 +92,12 @@ for level in 0 1 2 3 4; do
 				# The admin's agent_exited in the agent phase is the phase change itself.
 				[ "$l" = admin ] && [ "$phase" = agent ] && [ "$name" = agent_exited ] && continue
 				want=$(expect "$l" "$phase" "$level" "$name")
+				before=$(script_runs)
 				got=$(status "$l" "$method" "$path" "$body")
 				is "$got" "$want" "level $level, $phase phase, $l: $name"
+				case $name in unknown_*)
+					is "$(script_runs)" "$before" "level $level, $phase phase, $l: $name ran no script" ;;
+				esac
 			done
 		done
 		if [ "$phase" = agent ]; then
