@@ -132,7 +132,9 @@ void ep_log(enum sb_log_level level, const char *fmt, ...) _printf_(2, 3);
 double ep_secs(uint64_t since_ms);
 /*
  * Give the archive tree back to the owner it had before the agent phase: a walk through
- * directory fds that never follows a link and only changes what the agent owns.
+ * directory fds that never follows a link; every entry is re-owned with set-id bits and
+ * group/other write taken away, and links, special files and second names of files are
+ * removed.
  */
 int ep_archive_give_back(struct ep *ep, struct sb_error **err);
 

@@ -183,7 +183,12 @@ path_reachable(const char *path, const char **how)
 	return false;
 }
 
-/* stdin: "property\tpath" lines; one verdict per property named. */
+/*
+ * stdin: records "property\0path\0", one verdict per property named. NUL is the one byte no
+ * path can hold, so a name with a newline, a tab or any other byte is one path, never a
+ * second record (root lists the paths, but below the places it walks some names were
+ * chosen by others; see list_tree).
+ */
 static void
 probe_paths(const char *role)
 {
@@ -192,39 +197,47 @@ probe_paths(const char *role)
 		unsigned tried;
 		char leak[SB_PATH_MAX + 16];
 	} seen[SB_ISO_PROP_COUNT];
-	char *line, *save = NULL;
+	const char *p, *end;
+	bool malformed = false;
 
 	memset(seen, 0, sizeof(seen));
 	if (sb_buf_read_fd(&b, STDIN_FILENO, NULL) < 0) {
 		emit("task_files_hidden", false, "%s: the path list did not arrive", role);
 		return;
 	}
-	for (line = strtok_r(b.s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char *tab = strchr(line, '\t');
+	for (p = b.s, end = b.s + b.len; p < end;) {
+		const char *name = p, *path, *nul = memchr(p, '\0', (size_t)(end - p));
 		const char *how = NULL;
-		int p;
+		int prop;
 
-		if (tab == NULL)
-			continue;
-		*tab = '\0';
-		for (p = 0; p < SB_ISO_PROP_COUNT; p++)
-			if (strcmp(line, sb_iso_prop_name((enum sb_iso_prop)p)) == 0)
+		if (nul == NULL || (path = nul + 1) >= end ||
+		    (nul = memchr(path, '\0', (size_t)(end - path))) == NULL) {
+			malformed = true; /* a cut record: root's list did not arrive whole */
+			break;
+		}
+		p = nul + 1;
+		for (prop = 0; prop < SB_ISO_PROP_COUNT; prop++)
+			if (strcmp(name, sb_iso_prop_name((enum sb_iso_prop)prop)) == 0)
 				break;
-		if (p == SB_ISO_PROP_COUNT)
+		if (prop == SB_ISO_PROP_COUNT) {
+			malformed = true;
 			continue;
-		seen[p].tried++;
-		if (seen[p].leak[0] == '\0' && path_reachable(tab + 1, &how))
-			snprintf(seen[p].leak, sizeof(seen[p].leak), "%s %s", tab + 1, how);
+		}
+		seen[prop].tried++;
+		if (seen[prop].leak[0] == '\0' && path_reachable(path, &how))
+			snprintf(seen[prop].leak, sizeof(seen[prop].leak), "%s %s", path, how);
 	}
-	for (int p = 0; p < SB_ISO_PROP_COUNT; p++) {
-		if (seen[p].tried == 0)
+	if (malformed)
+		emit("task_files_hidden", false, "%s: the path list is malformed", role);
+	for (int prop = 0; prop < SB_ISO_PROP_COUNT; prop++) {
+		if (seen[prop].tried == 0)
 			continue;
-		if (seen[p].leak[0] != '\0')
-			emit(sb_iso_prop_name((enum sb_iso_prop)p), false, "%s: %s", role,
-			    seen[p].leak);
+		if (seen[prop].leak[0] != '\0')
+			emit(sb_iso_prop_name((enum sb_iso_prop)prop), false, "%s: %s", role,
+			    seen[prop].leak);
 		else
-			emit(sb_iso_prop_name((enum sb_iso_prop)p), true, "%s: %u path%s refused",
-			    role, seen[p].tried, seen[p].tried == 1 ? "" : "s");
+			emit(sb_iso_prop_name((enum sb_iso_prop)prop), true, "%s: %u path%s refused",
+			    role, seen[prop].tried, seen[prop].tried == 1 ? "" : "s");
 	}
 }
 
@@ -490,33 +503,73 @@ ep_isolation_probe_main(int argc, char **argv)
 /* Root's side: the path lists, the probes, the root-side checks, the record.            */
 /* ------------------------------------------------------------------------------------ */
 
-/* "prop\tpath" for path and (if a directory) what is below it, up to *budget entries. */
+/* One record of the probe's input: "prop\0path\0". */
 static void
-list_tree(struct sb_buf *b, enum sb_iso_prop prop, const char *path, unsigned depth,
-    unsigned *budget)
+add_path(struct sb_buf *b, enum sb_iso_prop prop, const char *path)
 {
+	const char *name = sb_iso_prop_name(prop);
+
+	(void)sb_buf_append(b, name, strlen(name) + 1, NULL);
+	(void)sb_buf_append(b, path, strlen(path) + 1, NULL);
+}
+
+/*
+ * May list_tree read the names in this directory? Only when nobody but root can have put
+ * them there: a directory root owns and nobody else may write to. Below any other directory
+ * (the agent's archive, the runner's copies of the agent's tree) the names are another
+ * user's choice, and taking paths to probe from them would let that user choose what the
+ * probe reports, or spend its budget; the directory itself is still probed.
+ */
+static bool
+names_are_roots(const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == 0 && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/*
+ * path, then what is below it, breadth first, up to *budget entries: the places nearest the
+ * top (the hidden files themselves) are probed before anything deeper, whatever the depth
+ * or size of the tree. Nothing is followed: entries are looked at with lstat, and only
+ * directories that pass names_are_roots are read.
+ */
+static void
+list_tree(struct sb_buf *b, enum sb_iso_prop prop, const char *path, unsigned *budget)
+{
+	_cleanup_argv_ struct sb_argv queue = SB_ARGV_INIT;
 	struct stat st;
-	DIR *d;
-	struct dirent *de;
 
 	if (*budget == 0 || lstat(path, &st) < 0)
 		return;
 	(*budget)--;
-	(void)sb_buf_appendf(b, NULL, "%s\t%s\n", sb_iso_prop_name(prop), path);
-	if (!S_ISDIR(st.st_mode) || depth >= LIST_DEPTH_MAX)
-		return;
-	d = opendir(path);
-	if (d == NULL)
-		return;
-	while (*budget > 0 && (de = readdir(d)) != NULL) {
-		_cleanup_free_ char *child = NULL;
+	add_path(b, prop, path);
+	if (names_are_roots(&st))
+		sb_argv_push(&queue, path);
+	for (size_t next = 0; next < queue.n && *budget > 0; next++) {
+		const char *dir = queue.v[next];
+		unsigned depth = 0;
+		struct dirent *de;
+		DIR *d;
 
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		for (const char *c = dir + strlen(path); *c != '\0'; c++)
+			depth += *c == '/';
+		d = opendir(dir);
+		if (d == NULL)
 			continue;
-		child = sb_path_join(path, de->d_name);
-		list_tree(b, prop, child, depth + 1, budget);
+		while (*budget > 0 && (de = readdir(d)) != NULL) {
+			_cleanup_free_ char *child = NULL;
+
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			child = sb_path_join(dir, de->d_name);
+			if (lstat(child, &st) < 0)
+				continue;
+			(*budget)--;
+			add_path(b, prop, child);
+			if (names_are_roots(&st) && depth + 1 < LIST_DEPTH_MAX)
+				sb_argv_push(&queue, child);
+		}
+		closedir(d);
 	}
-	closedir(d);
 }
 
 /*
@@ -535,7 +588,7 @@ runner_task_paths(const struct ep *ep, struct sb_buf *b, unsigned *budget)
 
 	if (fd < 0 || sb_read_file_at(fd, "config.yaml", 0, &text, NULL) < 0 ||
 	    (c = sb_task_config_parse(text.s, text.len, "config.yaml", &d)) == NULL || d.n > 0) {
-		list_tree(b, SB_ISO_TASK_FILES_HIDDEN, ep->cfg.bench_path, 0, budget);
+		list_tree(b, SB_ISO_TASK_FILES_HIDDEN, ep->cfg.bench_path, budget);
 		return;
 	}
 	{
@@ -546,12 +599,12 @@ runner_task_paths(const struct ep *ep, struct sb_buf *b, unsigned *budget)
 			if (named[i] != NULL) {
 				_cleanup_free_ char *p = sb_path_join(ep->cfg.bench_path, named[i]);
 
-				list_tree(b, SB_ISO_TASK_FILES_HIDDEN, p, 0, budget);
+				list_tree(b, SB_ISO_TASK_FILES_HIDDEN, p, budget);
 			}
 		for (size_t i = 0; i < c->files.poc.n; i++) {
 			_cleanup_free_ char *p = sb_path_join(ep->cfg.bench_path, c->files.poc.v[i].s);
 
-			list_tree(b, SB_ISO_TASK_FILES_HIDDEN, p, 0, budget);
+			list_tree(b, SB_ISO_TASK_FILES_HIDDEN, p, budget);
 		}
 	}
 }
@@ -565,7 +618,7 @@ runner_task_paths(const struct ep *ep, struct sb_buf *b, unsigned *budget)
 static void
 hidden_paths(struct ep *ep, enum sb_iso_phase ph, bool agent, struct sb_buf *b)
 {
-	unsigned task = 3000, repo = 500, results = 300, runner = 300, one;
+	unsigned task = 3000, repo = 500, results = 300, runner = 300;
 	const struct {
 		enum sb_iso_prop prop;
 		const char *path;
@@ -579,20 +632,24 @@ hidden_paths(struct ep *ep, enum sb_iso_phase ph, bool agent, struct sb_buf *b)
 		if (lstat(roots[i].path, &st) < 0 && errno == ENOENT)
 			sb_iso_note(&ep->iso, ph, roots[i].prop, true, "%s does not exist",
 			    roots[i].path);
+	/*
+	 * The single places first, so that whatever the trees below hold, the secrets, the
+	 * admin socket, the state directory and the tops of the hidden trees are always tried.
+	 */
+	add_path(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.secrets_file);
+	add_path(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.admin_socket);
+	add_path(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.daemon_state);
+	add_path(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.results);
+	add_path(b, SB_ISO_REPO_HIDDEN, ep->cfg.repo_path);
 	if (agent) {
-		list_tree(b, SB_ISO_TASK_FILES_HIDDEN, ep->cfg.bench_path, 0, &task);
-		list_tree(b, SB_ISO_TASK_FILES_HIDDEN, ep->cfg.runner_dir, 0, &runner);
+		add_path(b, SB_ISO_TASK_FILES_HIDDEN, ep->cfg.runner_dir);
+		list_tree(b, SB_ISO_TASK_FILES_HIDDEN, ep->cfg.bench_path, &task);
+		list_tree(b, SB_ISO_TASK_FILES_HIDDEN, ep->cfg.runner_dir, &runner);
 	} else {
 		runner_task_paths(ep, b, &task);
 	}
-	list_tree(b, SB_ISO_REPO_HIDDEN, ep->cfg.repo_path, 0, &repo);
-	list_tree(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.results, 0, &results);
-	one = 1;
-	list_tree(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.daemon_state, 0, &one);
-	one = 1;
-	list_tree(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.secrets_file, 0, &one);
-	one = 1;
-	list_tree(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.admin_socket, 0, &one);
+	list_tree(b, SB_ISO_REPO_HIDDEN, ep->cfg.repo_path, &repo);
+	list_tree(b, SB_ISO_RESULTS_HIDDEN, ep->cfg.results, &results);
 }
 
 static void
@@ -753,12 +810,12 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 void
 ep_write_unscored_result(struct ep *ep, enum sb_iso_phase ph, const struct ep_agent_result *ar)
 {
-	_cleanup_free_ char *failed = NULL;
+	_cleanup_free_ char *failed = NULL, *msg = NULL;
 	_cleanup_buf_ struct sb_buf log = SB_BUF_INIT(SB_GRADE_ERROR_LOG_MAX);
+	enum sb_iso_outcome outcome = sb_iso_outcome(&ep->iso, ph, &failed);
 	struct sb_error *err = NULL;
 	json_t *r;
 
-	(void)sb_iso_verdict(&ep->iso, ph, &failed);
 	for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
 		for (int q = 0; q <= (int)ph; q++)
 			if (sb_iso_claimed((enum sb_iso_prop)p, (enum sb_iso_phase)q,
@@ -767,14 +824,22 @@ ep_write_unscored_result(struct ep *ep, enum sb_iso_phase ph, const struct ep_ag
 				(void)sb_buf_appendf(&log, NULL, "%s (%s): %s\n",
 				    sb_iso_prop_name((enum sb_iso_prop)p),
 				    sb_iso_phase_name((enum sb_iso_phase)q), ep->iso.detail[q][p]);
-	r = json_pack("{s:{s:s, s:n, s:n, s:n, s:n, s:n, s:s+, s:s}, s:{s:I, s:b, s:b, s:o}, s:o}",
-	    "patch_result", "status", "error", "build_success", "pov_passed", "pov_total",
-	    "func_test_success", "intent_test_success", "error_msg",
-	    "Not scored: isolation not established: ", failed, "error_log", log.s,
-	    "runtime_result", "agent_duration",
-	    (json_int_t)(ar != NULL ? ar->duration_ms / 1000 : 0), "agent_timeout",
-	    ar != NULL && ar->timed_out, "evaluator_timeout", 0, "agent_exit_code",
-	    ar != NULL ? json_integer(ar->status) : json_null(), "isolation",
+	/*
+	 * A forfeit is a grade (not passed), so that an agent cannot make a run it expects to
+	 * lose not count by breaking what was checked before it started; only a failure
+	 * before the agent ran is the harness's (an error, worth a retry).
+	 */
+	msg = outcome == SB_ISO_FORFEIT
+		  ? sb_xasprintf("Forfeit: the isolation established before the agent did not "
+				 "hold before grading: %s", failed)
+		  : sb_xasprintf("Not scored: isolation not established: %s", failed);
+	r = json_pack("{s:{s:s, s:n, s:n, s:n, s:n, s:n, s:s, s:s}, s:{s:I, s:b, s:b, s:o}, s:o}",
+	    "patch_result", "status", outcome == SB_ISO_FORFEIT ? "forfeit" : "error",
+	    "build_success", "pov_passed", "pov_total", "func_test_success",
+	    "intent_test_success", "error_msg", msg, "error_log", log.s, "runtime_result",
+	    "agent_duration", (json_int_t)(ar != NULL ? ar->duration_ms / 1000 : 0),
+	    "agent_timeout", ar != NULL && ar->timed_out, "evaluator_timeout", 0,
+	    "agent_exit_code", ar != NULL ? json_integer(ar->status) : json_null(), "isolation",
 	    sb_iso_to_json(&ep->iso, ph));
 	if (r == NULL || sb_json_write_atomic_at(ep->results_fd, "result.json", r, 0644, &err) < 0) {
 		ep_log(SB_LOG_ERROR, "cannot write result.json: %s",

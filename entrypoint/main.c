@@ -515,18 +515,77 @@ setup_archive(struct ep *ep, struct sb_error **err)
 }
 
 struct give_back {
-	uid_t from;   /* only what this uid (the agent) owns changes hands */
-	uid_t uid;    /* the archive's original owner */
+	uid_t uid; /* the archive's original owner */
 	gid_t gid;
-	uint64_t entries, changed, skipped, failed;
+	uint64_t entries, changed, removed, failed;
 	struct sb_error *first; /* the first failure, for the log */
 };
 
 /*
+ * The mode an entry keeps when it is given back: no set-id or sticky bit and nothing
+ * writable by group or others, whatever the agent set (a 0777 directory would stay
+ * writable by every later reader of the results; a set-uid file of the agent's uid would
+ * stay set-uid on the host, where uid 1000 is often a person). The owner keeps what it
+ * needs to read, enter and remove what it now owns.
+ */
+static mode_t
+given_back_mode(mode_t mode)
+{
+	mode_t m = mode & 0755;
+
+	return S_ISDIR(mode) ? m | 0700 : m | 0600;
+}
+
+/* Remove name from dfd (a link, a special file, a second name of a file), counting it. */
+static void
+give_back_remove(struct give_back *g, int dfd, const char *name)
+{
+	if (unlinkat(dfd, name, 0) < 0) {
+		g->failed++;
+		sb_error_errno(&g->first, errno, "remove '%s'", name);
+	} else {
+		g->removed++;
+	}
+}
+
+/*
+ * Re-own one entry through a descriptor: fd, or a regular file opened here without
+ * following a link and checked to be the file fstatat saw, so that even a swap after the
+ * look changes nothing but that file.
+ */
+static void
+give_back_entry(struct give_back *g, int dfd, const char *name, int fd, const struct stat *st)
+{
+	_cleanup_close_ int own = -1;
+	struct stat fst;
+
+	if (fd < 0) {
+		own = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (own < 0 || fstat(own, &fst) < 0 || !S_ISREG(fst.st_mode) ||
+		    fst.st_ino != st->st_ino || fst.st_dev != st->st_dev) {
+			g->failed++;
+			sb_error_errno(&g->first, own < 0 ? errno : ESTALE, "open '%s'", name);
+			return;
+		}
+		fd = own;
+	}
+	/* chown first (it clears set-id bits), then the mode that stays. */
+	if (fchown(fd, g->uid, g->gid) < 0 || fchmod(fd, given_back_mode(st->st_mode)) < 0) {
+		g->failed++;
+		sb_error_errno(&g->first, errno, "give back '%s'", name);
+	} else {
+		g->changed++;
+	}
+}
+
+/*
  * One directory of the hand-back; d is owned (closed) here. Entries are looked at with
- * AT_SYMLINK_NOFOLLOW and directories opened with O_NOFOLLOW, so a link the agent planted
- * is re-owned itself, never what it points to. A file with several hard links is left
- * alone: its other name is somewhere else, and chown would change that file too.
+ * AT_SYMLINK_NOFOLLOW and directories opened with O_NOFOLLOW, so nothing the agent planted
+ * is followed. What the results may not hold goes: symbolic links (a trap for whoever
+ * reads the results later: archive/result.json -> /etc/passwd), special files (a FIFO
+ * blocks its reader), and a second name of a file (a hard link to a file elsewhere: chown
+ * or chmod would change that file too). A directory deeper than SB_COPY_DEPTH_MAX is made
+ * root's and 0700, so nothing below it reaches anyone but root.
  */
 static void
 give_back_dir(struct give_back *g, DIR *d, unsigned depth)
@@ -555,10 +614,6 @@ give_back_dir(struct give_back *g, DIR *d, unsigned depth)
 			DIR *cd;
 			int cfd;
 
-			if (depth >= SB_COPY_DEPTH_MAX) {
-				g->skipped++;
-				continue;
-			}
 			cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (cfd < 0 || fstat(cfd, &cst) < 0 || cst.st_ino != st.st_ino ||
 			    cst.st_dev != st.st_dev) {
@@ -568,14 +623,17 @@ give_back_dir(struct give_back *g, DIR *d, unsigned depth)
 					close(cfd);
 				continue;
 			}
-			if (cst.st_uid == g->from) {
-				if (fchown(cfd, g->uid, g->gid) < 0) {
+			if (depth >= SB_COPY_DEPTH_MAX) {
+				if (fchown(cfd, 0, 0) < 0 || fchmod(cfd, 0700) < 0) {
 					g->failed++;
-					sb_error_errno(&g->first, errno, "chown '%s'", name);
+					sb_error_errno(&g->first, errno, "close off '%s'", name);
 				} else {
-					g->changed++;
+					g->removed++;
 				}
+				close(cfd);
+				continue;
 			}
+			give_back_entry(g, dfd, name, cfd, &cst);
 			cd = fdopendir(cfd);
 			if (cd == NULL) {
 				g->failed++;
@@ -586,32 +644,25 @@ give_back_dir(struct give_back *g, DIR *d, unsigned depth)
 			give_back_dir(g, cd, depth + 1);
 			continue;
 		}
-		if (st.st_uid != g->from)
-			continue;
-		if (!S_ISLNK(st.st_mode) && st.st_nlink > 1) {
-			g->skipped++;
+		if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
+			give_back_remove(g, dfd, name);
 			continue;
 		}
-		if (fchownat(dfd, name, g->uid, g->gid, AT_SYMLINK_NOFOLLOW) < 0) {
-			g->failed++;
-			sb_error_errno(&g->first, errno, "chown '%s'", name);
-		} else {
-			g->changed++;
-		}
+		give_back_entry(g, dfd, name, -1, &st);
 	}
 	closedir(d);
 }
 
 /*
  * Give the archive back to its original owner once the agent phase is over and every
- * process of the agent is gone (chown -R, done safely: the agent could have planted links
- * pointing anywhere, and root follows nothing here).
+ * process of the agent is gone: chown -R and chmod, done safely (the agent could have
+ * planted links pointing anywhere, and root follows nothing here), with what the results
+ * must not hold removed (give_back_dir).
  */
 int
 ep_archive_give_back(struct ep *ep, struct sb_error **err)
 {
-	struct give_back g = { .from = ep->agent_creds.uid, .uid = ep->archive_uid,
-		.gid = ep->archive_gid };
+	struct give_back g = { .uid = ep->archive_uid, .gid = ep->archive_gid };
 	int fd;
 	DIR *d;
 
@@ -628,23 +679,23 @@ ep_archive_give_back(struct ep *ep, struct sb_error **err)
 	}
 	give_back_dir(&g, d, 1);
 	if (fchown(ep->archive_fd, ep->archive_uid, ep->archive_gid) < 0 ||
-	    fchmod(ep->archive_fd, ep->archive_mode) < 0) {
+	    fchmod(ep->archive_fd, given_back_mode(S_IFDIR | ep->archive_mode)) < 0) {
 		g.failed++;
 		sb_error_errno(&g.first, errno, "chown '%s'", ep->cfg.archive);
 	}
 	ep->archive_fd = sb_close(ep->archive_fd);
-	if (g.skipped > 0)
+	if (g.removed > 0)
 		ep_log(SB_LOG_WARN,
-		    "archive: left %llu entries as they were (hard links, or too deep)",
-		    (unsigned long long)g.skipped);
+		    "archive: removed or closed off %llu entries (links, special files, second "
+		    "names of files, too deep)", (unsigned long long)g.removed);
 	if (g.failed > 0) {
 		sb_error_set(err, sb_error_code(g.first), "archive '%s': %llu failures, first: %s",
 		    ep->cfg.archive, (unsigned long long)g.failed, sb_error_message(g.first));
 		sb_error_release(&g.first);
 		return -1;
 	}
-	ep_log(SB_LOG_INFO, "archive '%s' given back to uid %u (%llu entries re-owned)",
-	    ep->cfg.archive, (unsigned)ep->archive_uid, (unsigned long long)g.changed);
+	ep_log(SB_LOG_INFO, "archive '%s' given back to uid %u (%llu entries)", ep->cfg.archive,
+	    (unsigned)ep->archive_uid, (unsigned long long)g.changed);
 	return 0;
 }
 

@@ -80,9 +80,29 @@ bool sb_iso_verdict(const struct sb_iso_record *r, enum sb_iso_phase upto, char 
 const char *sb_iso_tier(const struct sb_iso_record *r, enum sb_iso_phase upto);
 
 /*
+ * What a run's record makes of it, over phases 0..upto:
+ *   scored    every claimed property held in every phase;
+ *   forfeit   everything held before the agent started, and something failed after: the
+ *             agent ran with the isolation in place, so what broke it happened on its watch.
+ *             A forfeit is a result (not passed), never a harness error: an agent must not
+ *             be able to turn a run it expects to lose into one that does not count;
+ *   unscored  something failed before the agent started: the harness's failure, not the
+ *             agent's (retry it).
+ * *ret_failed (may be NULL) gets the failed properties' names, as sb_iso_verdict gives them.
+ */
+enum sb_iso_outcome { SB_ISO_SCORED, SB_ISO_FORFEIT, SB_ISO_UNSCORED };
+enum sb_iso_outcome sb_iso_outcome(const struct sb_iso_record *r, enum sb_iso_phase upto,
+    char **ret_failed);
+/* "scored", "forfeit", "unscored". */
+const char *sb_iso_outcome_name(enum sb_iso_outcome o);
+
+/*
  * The record as JSON, for isolation.json, result.json and summary.json:
- * {"scored", "tier", "egress", "failed": [names], "phases": {phase: {prop: {"status":
- * "held"|"failed"|"not_checked"|"not_claimed", "detail"}}}}. New reference.
+ * {"outcome": "scored"|"forfeit"|"unscored", "scored", "tier", "egress", "failed": [names],
+ * "phases": {phase: {prop: {"status": "held"|"failed"|"not_checked"|"not_claimed",
+ * "detail"}}}}. "scored" is true when the run counts in totals (scored or forfeit); "tier"
+ * is the tier established before the agent started, null for an unscored run. New
+ * reference.
  */
 json_t *sb_iso_to_json(const struct sb_iso_record *r, enum sb_iso_phase upto);
 

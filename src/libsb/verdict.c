@@ -134,6 +134,31 @@ sb_iso_verdict(const struct sb_iso_record *r, enum sb_iso_phase upto, char **ret
 	return scored;
 }
 
+enum sb_iso_outcome
+sb_iso_outcome(const struct sb_iso_record *r, enum sb_iso_phase upto, char **ret_failed)
+{
+	if (sb_iso_verdict(r, upto, ret_failed))
+		return SB_ISO_SCORED;
+	/* Everything held before the agent: what failed later happened on the agent's watch. */
+	return upto > SB_ISO_BEFORE_AGENT && sb_iso_verdict(r, SB_ISO_BEFORE_AGENT, NULL)
+		   ? SB_ISO_FORFEIT
+		   : SB_ISO_UNSCORED;
+}
+
+const char *
+sb_iso_outcome_name(enum sb_iso_outcome o)
+{
+	switch (o) {
+	case SB_ISO_SCORED:
+		return "scored";
+	case SB_ISO_FORFEIT:
+		return "forfeit";
+	case SB_ISO_UNSCORED:
+		break;
+	}
+	return "unscored";
+}
+
 const char *
 sb_iso_tier(const struct sb_iso_record *r, enum sb_iso_phase upto)
 {
@@ -147,7 +172,11 @@ sb_iso_to_json(const struct sb_iso_record *r, enum sb_iso_phase upto)
 {
 	static const char *const states[] = { "not_checked", "held", "failed" };
 	json_t *j = json_object(), *failed = json_array(), *ph_obj = json_object();
-	const char *tier = sb_iso_tier(r, upto);
+	enum sb_iso_outcome outcome = sb_iso_outcome(r, upto, NULL);
+	/* A forfeit keeps the tier it had when the agent started: it is that tier's result. */
+	const char *tier = outcome == SB_ISO_UNSCORED ? NULL
+		: r->egress_restricted		      ? "restricted"
+						      : "open";
 
 	for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
 		if (prop_failed(r, upto, (enum sb_iso_prop)p))
@@ -167,6 +196,7 @@ sb_iso_to_json(const struct sb_iso_record *r, enum sb_iso_phase upto)
 		}
 		json_object_set_new(ph_obj, phases[ph], o);
 	}
+	json_object_set_new(j, "outcome", json_string(sb_iso_outcome_name(outcome)));
 	json_object_set_new(j, "scored", json_boolean(tier != NULL));
 	json_object_set_new(j, "tier", tier != NULL ? json_string(tier) : json_null());
 	json_object_set_new(j, "egress", json_string(r->egress_restricted ? "restricted" : "open"));

@@ -34,6 +34,7 @@
 #include "sb/sha256.h"
 #include "sb/sig.h"
 #include "sb/taskdir.h"
+#include "sb/verdict.h"
 
 #include "cli.h"
 #include "docker.h"
@@ -170,28 +171,47 @@ write_text(const char *path, const char *text, mode_t mode, struct sb_error **er
  * scored only if it says so for every phase and for the egress this run claimed. A missing
  * or unreadable record is a failure like any other (fail-closed-verdict). An unscored
  * result keeps what the evaluator said under "unscored_patch_result", for diagnosis, and
- * its patch_result becomes an error naming every property that failed.
+ * its patch_result becomes an error naming every property that failed. A forfeit (the
+ * isolation held before the agent and broke during its phase) is a result that counts as
+ * not passed: its patch_result says "forfeit" whatever else is in the file. Returns the
+ * outcome (sb/verdict.h).
  */
-static bool
+static enum sb_iso_outcome
 merge_isolation(int rfd, json_t *result, const char *egress)
 {
 	json_t *iso = NULL, *pr = json_object_get(result, "patch_result");
-	const char *tier, *claimed;
-	bool scored;
+	const char *tier, *claimed, *outcome_name, *status;
+	enum sb_iso_outcome outcome = SB_ISO_UNSCORED;
+	bool consistent;
 
 	if (sb_json_load_file_at(rfd, "isolation.json", SB_JSON_FILE_MAX, &iso, NULL) < 0 ||
 	    !json_is_object(iso)) {
 		json_decref(iso);
-		iso = json_pack("{s:b, s:n, s:s, s:[s], s:{}}", "scored", 0, "tier", "egress", egress,
-		    "failed", "not_recorded", "phases");
+		iso = json_pack("{s:s, s:b, s:n, s:s, s:[s], s:{}}", "outcome", "unscored",
+		    "scored", 0, "tier", "egress", egress, "failed", "not_recorded", "phases");
 	}
 	tier = json_string_value(json_object_get(iso, "tier"));
 	claimed = json_string_value(json_object_get(iso, "egress"));
-	scored = json_is_true(json_object_get(iso, "scored")) &&
-	    json_array_size(json_object_get(iso, "failed")) == 0 && tier != NULL &&
-	    claimed != NULL && strcmp(claimed, egress) == 0 && strcmp(tier, egress) == 0 &&
+	outcome_name = json_string_value(json_object_get(iso, "outcome"));
+	/* What the record must say of itself whatever the outcome: this run's claim, its tier,
+	 * and both phases looked at. */
+	consistent = tier != NULL && claimed != NULL && strcmp(claimed, egress) == 0 &&
+	    strcmp(tier, egress) == 0 &&
 	    json_object_get(json_object_get(iso, "phases"), "before_grading") != NULL;
-	if (!scored && strcmp(json_string_value(json_object_get(pr, "status")) ?: "", "error") != 0) {
+	if (consistent && outcome_name != NULL && strcmp(outcome_name, "scored") == 0 &&
+	    json_is_true(json_object_get(iso, "scored")) &&
+	    json_array_size(json_object_get(iso, "failed")) == 0)
+		outcome = SB_ISO_SCORED;
+	else if (consistent && outcome_name != NULL && strcmp(outcome_name, "forfeit") == 0 &&
+	    json_array_size(json_object_get(iso, "failed")) > 0)
+		outcome = SB_ISO_FORFEIT;
+	status = json_string_value(json_object_get(pr, "status"));
+	if (status == NULL)
+		status = "";
+	/* The patch_result must say what the record says: an unscored run is an error, a
+	 * forfeit a forfeit, whoever wrote the file. */
+	if ((outcome == SB_ISO_UNSCORED && strcmp(status, "error") != 0) ||
+	    (outcome == SB_ISO_FORFEIT && strcmp(status, "forfeit") != 0)) {
 		_cleanup_buf_ struct sb_buf names = SB_BUF_INIT(4096);
 		json_t *failed = json_object_get(iso, "failed"), *f, *err;
 		size_t i;
@@ -202,18 +222,23 @@ merge_isolation(int rfd, json_t *result, const char *egress)
 		if (names.len == 0)
 			(void)sb_buf_appends(&names, "the record is inconsistent", NULL);
 		{
-			_cleanup_free_ char *msg =
-			    sb_xasprintf("Not scored: isolation not established: %s", names.s);
+			_cleanup_free_ char *msg = outcome == SB_ISO_FORFEIT
+			    ? sb_xasprintf("Forfeit: the isolation established before the agent "
+					   "did not hold before grading: %s", names.s)
+			    : sb_xasprintf("Not scored: isolation not established: %s", names.s);
 
 			err = run_error_result(msg);
 		}
+		if (outcome == SB_ISO_FORFEIT)
+			json_object_set_new(json_object_get(err, "patch_result"), "status",
+			    json_string("forfeit"));
 		json_object_set(result, "unscored_patch_result", pr);
 		json_object_set(result, "patch_result", json_object_get(err, "patch_result"));
 		json_decref(err);
 	}
 	json_object_set_new(result, "isolation", iso);
-	json_object_set_new(result, "scored", json_boolean(scored));
-	return scored;
+	json_object_set_new(result, "scored", json_boolean(outcome != SB_ISO_UNSCORED));
+	return outcome;
 }
 
 /* Point <dir>/latest at run_id (atomic: a new link renamed over the old one). */
@@ -508,6 +533,7 @@ do_run(struct run_opts *o)
 	struct sb_error *err = NULL;
 	struct images im;
 	bool reference, interrupted = false, scored = false, canary = false;
+	enum sb_iso_outcome outcome = SB_ISO_UNSCORED;
 	char digest[65];
 	int rc = SB_EXIT_FAILURE, code;
 	json_t *result = NULL;
@@ -821,7 +847,8 @@ do_run(struct run_opts *o)
 		if (json_object_get(json_object_get(result, "patch_result"), "status") == NULL)
 			json_object_set_new(json_object_get(result, "patch_result"), "status",
 			    json_string(run_status_of(json_object_get(result, "patch_result"))));
-		scored = merge_isolation(rfd, result, o->egress);
+		outcome = merge_isolation(rfd, result, o->egress);
+		scored = outcome != SB_ISO_UNSCORED;
 		/* Sidecar mode has its own two layers: no tool layer (upstream §1.7, RunConfig). */
 		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[]}", "agent", o->agent,
 		    "model", o->model, "mode", o->mode, "timeout", (json_int_t)o->timeout,
@@ -890,6 +917,9 @@ do_run(struct run_opts *o)
 		if (!scored && !interrupted)
 			printf("NOT SCORED: this run could not establish its isolation; see "
 			       "isolation.json\n");
+		if (outcome == SB_ISO_FORFEIT)
+			printf("FORFEIT: the isolation broke during the agent phase; this run "
+			       "counts as not passed (see isolation.json)\n");
 		printf("results: %s\n", run_dir);
 		/* An unscored run is the harness's failure, not the agent's: never exit 0. */
 		rc = interrupted ? SB_EXIT_INTERRUPTED

@@ -536,7 +536,7 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 		bool any_header = false;
 
 		for (size_t g = 0; g < SB_ARRAY_SIZE(groups); g++) {
-			size_t runs = 0, passed = 0;
+			size_t runs = 0, passed = 0, forfeit = 0;
 			bool header = false;
 
 			json_array_foreach (sorted, i, e) {
@@ -549,6 +549,9 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 				runs++;
 				if (groups[g].tier != NULL && st != NULL && strcmp(st, "passed") == 0)
 					passed++;
+				/* A forfeit counts as a run that did not pass, never as a retry. */
+				if (groups[g].tier != NULL && st != NULL && strcmp(st, "forfeit") == 0)
+					forfeit++;
 				if (as_json)
 					continue;
 				if (!header) {
@@ -569,11 +572,15 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 			}
 			if (groups[g].tier != NULL)
 				json_object_set_new(counts, groups[g].tier,
-				    json_pack("{s:I, s:I}", "runs", (json_int_t)runs, "passed",
-					(json_int_t)passed));
+				    json_pack("{s:I, s:I, s:I}", "runs", (json_int_t)runs, "passed",
+					(json_int_t)passed, "forfeit", (json_int_t)forfeit));
 			else
 				json_object_set_new(counts, "unscored", json_integer((json_int_t)runs));
-			if (!as_json && header && groups[g].tier != NULL)
+			if (!as_json && header && groups[g].tier != NULL && forfeit > 0)
+				printf("%zu run%s, %zu passed, %zu forfeit (not passed: the isolation "
+				       "broke during the agent phase)\n",
+				    runs, runs == 1 ? "" : "s", passed, forfeit);
+			else if (!as_json && header && groups[g].tier != NULL)
 				printf("%zu run%s, %zu passed\n", runs, runs == 1 ? "" : "s", passed);
 		}
 		if (as_json) {

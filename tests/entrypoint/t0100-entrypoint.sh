@@ -80,10 +80,40 @@ echo started >"$SSE_ARCHIVE/started"
 [ "${1:-}" = exit ] && exit 0
 exec sleep 300
 EOF
+# namer: leaves names the isolation probe's path list must not misread (newlines, tabs, a
+# property's name followed by a readable path) in its tree, its archive and, through a
+# build, the runner's copy of its tree; and, in its archive, what the results must not keep:
+# a world-writable directory, a set-uid and a world-writable file, links out, a second name
+# of a file of its tree, a FIFO and a socket.
+cat >"$B/namer" <<'EOF'
+#!/bin/bash
+a=$SSE_ARCHIVE
+# A name cannot hold '/', but a directory named "x<newline>PROP<tab>" holding "etc" makes
+# the path ".../x<newline>PROP<tab>/etc": a line-based list would read "PROP<tab>/etc".
+for p in task_files_hidden pristine_repo_hidden results_hidden; do
+	for d in "$a" "$SSE_SOURCE"; do
+		mkdir -p "$d/x"$'\n'"$p"$'\t'/etc && : >"$d/x"$'\n'"$p"$'\t'/etc/passwd
+		mkdir -p "$d/y"$'\n'"$p"$'\t' && : >"$d/y"$'\n'"$p"$'\t'/$'\n'
+	done
+done
+mkdir -p "$a/deep/"$'\n'results_hidden$'\t'/etc
+curl -s -m 60 -o "$a/build.body" -w '%{http_code}' --unix-socket "$SSE_DAEMON_SOCKET" \
+	-H 'Content-Type: application/json' -X POST --data '{}' \
+	'http://d/tool/bencher?action=build' >"$a/build.code" 2>&1
+mkdir "$a/open" && chmod 0777 "$a/open" && echo o >"$a/open/f" && chmod 0666 "$a/open/f"
+echo s >"$a/setuid" && chmod 4755 "$a/setuid"
+echo g >"$a/setgid" && chmod 2775 "$a/setgid"
+ln -s /etc/passwd "$a/result.json"
+ln -s "$VICTIM_DIR" "$a/dir-link"
+echo mine >"$SSE_SOURCE/mine" && ln "$SSE_SOURCE/mine" "$a/hardlink"
+mkfifo "$a/fifo"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$a/sock" 2>/dev/null
+exit 0
+EOF
 printf '#!/bin/sh\necho never\n' >"$B/not-executable"
 # A daemon that does not come up.
 printf '#!/bin/sh\necho "broken daemon: boom"\nexit 3\n' >"$B/broken-daemon"
-chmod 0755 "$B/probe" "$B/sleeper" "$B/broken-daemon"
+chmod 0755 "$B/probe" "$B/sleeper" "$B/broken-daemon" "$B/namer"
 chmod 0644 "$B/not-executable"
 
 # --- the evaluator ----------------------------------------------------------------------------
@@ -148,6 +178,23 @@ run_ep() {
 	done
 	shift
 	reset_archive
+	SECONDS=0
+	timeout -s KILL 120 env -i "${ep_env[@]}" ${vars[@]+"${vars[@]}"} "$EP" -- "$@" \
+		>"$SB_TMP/ep.out" 2>&1
+	ep_rc=$?
+	ep_secs=$SECONDS
+	ep_out=$(cat "$SB_TMP/ep.out")
+}
+
+# run_ep_keep_archive: run_ep on the archive as the caller left it.
+run_ep_keep_archive() {
+	local vars=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		vars+=("$1")
+		shift
+	done
+	shift
+	rm -f "$R/result.json" "$R/evaluator.env"
 	SECONDS=0
 	timeout -s KILL 120 env -i "${ep_env[@]}" ${vars[@]+"${vars[@]}"} "$EP" -- "$@" \
 		>"$SB_TMP/ep.out" 2>&1
@@ -286,9 +333,10 @@ is "$(stat -c '%U' "$R")" "root" "the results directory is root's"
 is "$(stat -c '%a %U' "$A")" "755 root" "the archive is given back to its owner and mode"
 is "$(stat -c '%U' "$A/uid" "$A/sub" "$A/sub/file" | sort -u)" "root" \
 	"with what the agent wrote in it"
-is "$(stat -c '%U' "$A/evil-link")" "root" "a planted link is re-owned itself"
+ok "$([ ! -e "$A/evil-link" ] && [ ! -L "$A/evil-link" ] && [ ! -L "$A/evil-dir" ]; echo $?)" \
+	"planted links are removed from the archive"
 is "$(stat -c '%U' "$VICTIM" "$VICTIM_DIR" "$VICTIM_DIR/inner" | sort -u)" "$AGENT_USER" \
-	"but what planted links point at is not touched"
+	"and what they pointed at is not touched"
 is "$(live_procs "$AGENT_USER")" "" "no process of the agent is left"
 dpid=$(last_daemon_pid)
 ok "$(alive "$dpid"; [ $? != 0 ]; echo $?)" "the daemon (pid $dpid) is gone after the run"
@@ -443,6 +491,36 @@ if command -v python3 >/dev/null; then
 		not_claimed "isolation: an open run claims no network isolation"
 	is "$(stat -c '%U %a' "$R/isolation.json")" "root 644" "isolation.json is root's"
 
+	# Hostile names: the probe's list is NUL-separated and walks no tree another user
+	# writes, so names with newlines and tabs in the agent's archive (here inside the results
+	# directory, as the CLI mounts it) and in the runner's copy of its tree decide nothing.
+	mkdir -p "$R/archive"
+	bound=0
+	reset_archive
+	mount --bind "$D/archive" "$R/archive" 2>/dev/null && bound=1
+	run_ep_keep_archive -- "$B/namer"
+	[ "$bound" = 1 ] && umount "$R/archive"
+	rmdir "$R/archive" 2>/dev/null
+	is "$ep_rc" 0 "hostile names: the run exits 0"
+	is "$(cat "$D/archive/build.code" 2>/dev/null)" 200 "hostile names: the agent's build ran (its tree is in the runner's copy)"
+	is "$(jget "$R/isolation.json" '(d["outcome"], d["scored"], d["failed"])')" "('scored', True, [])" \
+		"hostile names: isolation held, the run is scored"
+	is "$(jget "$R/isolation.json" 'd["phases"]["before_grading"]["results_hidden"]["status"]')" held \
+		"hostile names: results_hidden held before grading"
+	ok "$([ "$bound" = 1 ]; echo $?)" "hostile names: the archive was inside the results directory"
+	# What the hand-back keeps of that archive.
+	A=$D/archive
+	is "$(find "$A" -mindepth 1 \( -type l -o -type p -o -type s -o -type b -o -type c \) | wc -l)" 0 \
+		"hand-back: no link, FIFO, socket or device is left in the archive"
+	ok "$([ ! -e "$A/hardlink" ] && [ "$(cat "$D/src/mine")" = mine ]; echo $?)" \
+		"hand-back: the second name of a file of the tree is removed, the file is intact"
+	is "$(find "$A" -perm /7022 | wc -l)" 0 "hand-back: nothing set-id, sticky or writable by group or others"
+	is "$(find "$A" ! -user root | wc -l)" 0 "hand-back: everything in the archive is the owner's again"
+	is "$(stat -c '%a' "$A/open" "$A/open/f" "$A/setuid" "$A/setgid" | tr '\n' ' ')" "755 644 755 755 " \
+		"hand-back: the modes that stay"
+	is "$(stat -c '%U' /etc/passwd) $(head -c 5 /etc/passwd)" "root root:" "hand-back: /etc/passwd behind the planted link is untouched"
+	rm -rf "$D/src/mine" "$D/src/x"* "$D/src/y"*
+
 	# Broken on purpose, several ways at once: a restricted claim on a network with a route
 	# out (and no host address to try: no traffic leaves) and a reference mount missing for a
 	# reference run.
@@ -498,7 +576,12 @@ if command -v python3 >/dev/null; then
 	is "$(jget "$R/isolation.json" '(d["phases"]["before_agent"]["pristine_repo_hidden"]["status"], d["phases"]["before_grading"]["pristine_repo_hidden"]["status"], d["failed"])')" \
 		"('held', 'failed', ['pristine_repo_hidden'])" "isolation after the agent: what changed is named, with its phase"
 	is "$(jget "$R/result.json" '(d["patch_result"]["status"], d["runtime_result"]["agent_exit_code"])')" \
-		"('error', 0)" "isolation after the agent: status error, the agent's exit recorded"
+		"('forfeit', 0)" "isolation after the agent: a forfeit (not an error), the agent's exit recorded"
+	is "$(jget "$R/result.json" 'd["patch_result"]["error_msg"]')" \
+		"Forfeit: the isolation established before the agent did not hold before grading: pristine_repo_hidden" \
+		"isolation after the agent: the forfeit names what broke"
+	is "$(jget "$R/isolation.json" '(d["outcome"], d["scored"], d["tier"])')" "('forfeit', True, 'open')" \
+		"isolation after the agent: recorded as a forfeit that counts, in the tier it started in"
 	chmod 0700 "$D/repo"
 else
 	diag "python3 missing: isolation checks skipped"

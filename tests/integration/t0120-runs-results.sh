@@ -9,6 +9,7 @@ plan_lazy
 
 res=$SB_TMP/results
 # summary RUN STATUS EGRESS SCORED(true|false|absent) STARTED
+# (a forfeit is scored: it counts in its tier, as a run that did not pass)
 summary() {
 	local d=$res/demo-1/m/a/$1
 	mkdir -p "$d"
@@ -27,6 +28,7 @@ PY
 }
 summary r-pass passed restricted true 2026-01-01T00:00:05Z
 summary r-fail failed restricted true 2026-01-01T00:00:04Z
+summary r-forfeit forfeit restricted true 2026-01-01T00:00:04Z
 summary o-pass passed open true 2026-01-01T00:00:03Z
 summary u-pass passed restricted false 2026-01-01T00:00:02Z
 summary old passed restricted absent 2026-01-01T00:00:01Z
@@ -37,9 +39,11 @@ sections=$(printf '%s\n' "$r_out" | sed -n 's/^-- \(.*\) --$/\1/p' | tr '\n' '|'
 is "$sections" "restricted egress|open egress: NOT comparable with restricted runs|not scored: isolation not established|" \
 	"three groups, restricted first"
 block() { printf '%s\n' "$r_out" | awk -v t="-- $1 --" '$0 == t { on = 1; next } /^-- / { on = 0 } on'; }
-is "$(block 'restricted egress' | awk 'NR > 1 && NF >= 5 { print $1 }' | tr '\n' ' ')" "r-pass r-fail " \
-	"the restricted group holds only the restricted scored runs"
-like "$(block 'restricted egress')" '^2 runs, 1 passed$' "and counts them on their own"
+is "$(block 'restricted egress' | awk 'NR > 1 && NF >= 5 && $1 !~ /^[0-9]/ { print $1 }' | tr '\n' ' ')" "r-pass r-fail r-forfeit " \
+	"the restricted group holds the restricted scored runs, the forfeit with them"
+like "$(block 'restricted egress')" '^3 runs, 1 passed, 1 forfeit \(not passed' \
+	"and counts them on their own: the forfeit as a run that did not pass"
+is "$(block 'restricted egress' | awk '$1 == "r-forfeit" { print $2 }')" forfeit "the forfeit shows as such"
 is "$(block 'open egress: NOT comparable with restricted runs' | awk 'NR > 1 && NF >= 5 { print $1 }' | tr '\n' ' ')" "o-pass " \
 	"the open run is apart"
 like "$(block 'open egress: NOT comparable with restricted runs')" '^1 run, 1 passed$' "with its own count"
@@ -50,9 +54,9 @@ unlike "$unscored" 'passed' "no pass is counted for unscored runs"
 
 run_cmd r "$SSEBENCH" runs results --json --dir "$res"
 is "$(printf '%s' "$r_out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["tiers"])')" \
-	"{'restricted': {'runs': 2, 'passed': 1}, 'open': {'runs': 1, 'passed': 1}, 'unscored': 2}" \
+	"{'restricted': {'runs': 3, 'passed': 1, 'forfeit': 1}, 'open': {'runs': 1, 'passed': 1, 'forfeit': 0}, 'unscored': 2}" \
 	"--json: counts per tier"
 is "$(printf '%s' "$r_out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print([(r["run_id"], r["scored"], r["tier"]) for r in d["runs"]])')" \
-	"[('r-pass', True, 'restricted'), ('r-fail', True, 'restricted'), ('o-pass', True, 'open'), ('u-pass', False, None), ('old', False, None)]" \
+	"[('r-pass', True, 'restricted'), ('r-fail', True, 'restricted'), ('r-forfeit', True, 'restricted'), ('o-pass', True, 'open'), ('u-pass', False, None), ('old', False, None)]" \
 	"--json: each run's scored flag and tier"
 done_testing

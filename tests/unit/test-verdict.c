@@ -34,6 +34,10 @@ START_TEST(test_all_held_restricted)
 	ck_assert(sb_iso_verdict(&r, SB_ISO_BEFORE_GRADING, &failed));
 	ck_assert_str_eq(failed, "");
 	ck_assert_str_eq(sb_iso_tier(&r, SB_ISO_BEFORE_GRADING), "restricted");
+	ck_assert_int_eq(sb_iso_outcome(&r, SB_ISO_BEFORE_GRADING, NULL), SB_ISO_SCORED);
+	ck_assert_str_eq(sb_iso_outcome_name(SB_ISO_SCORED), "scored");
+	ck_assert_str_eq(sb_iso_outcome_name(SB_ISO_FORFEIT), "forfeit");
+	ck_assert_str_eq(sb_iso_outcome_name(SB_ISO_UNSCORED), "unscored");
 	free(failed);
 }
 END_TEST
@@ -54,6 +58,31 @@ START_TEST(test_one_broken)
 	ck_assert_str_eq(failed, sb_iso_prop_name(p));
 	ck_assert_ptr_null(sb_iso_tier(&r, SB_ISO_BEFORE_GRADING));
 	free(failed);
+	/*
+	 * Broken before the agent: the harness's failure (unscored, no tier). Broken only
+	 * before grading, with everything held before the agent: a forfeit, which counts (a
+	 * tier, "scored" true) as not passed, and names what broke.
+	 */
+	failed = NULL;
+	ck_assert_int_eq(sb_iso_outcome(&r, SB_ISO_BEFORE_GRADING, &failed),
+	    ph == SB_ISO_BEFORE_AGENT ? SB_ISO_UNSCORED : SB_ISO_FORFEIT);
+	ck_assert_str_eq(failed, sb_iso_prop_name(p));
+	free(failed);
+	{
+		json_t *j = sb_iso_to_json(&r, SB_ISO_BEFORE_GRADING);
+
+		ck_assert_str_eq(json_string_value(json_object_get(j, "outcome")),
+		    ph == SB_ISO_BEFORE_AGENT ? "unscored" : "forfeit");
+		ck_assert(json_is_true(json_object_get(j, "scored")) == (ph != SB_ISO_BEFORE_AGENT));
+		if (ph == SB_ISO_BEFORE_AGENT)
+			ck_assert(json_is_null(json_object_get(j, "tier")));
+		else
+			ck_assert_str_eq(json_string_value(json_object_get(j, "tier")), "restricted");
+		json_decref(j);
+	}
+	/* Looked at before the agent only, a failure there is never a forfeit. */
+	if (ph == SB_ISO_BEFORE_AGENT)
+		ck_assert_int_eq(sb_iso_outcome(&r, SB_ISO_BEFORE_AGENT, NULL), SB_ISO_UNSCORED);
 }
 END_TEST
 
