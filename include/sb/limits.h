@@ -56,6 +56,13 @@
 #define SB_GIT_REF_FILE_MAX	 (16 * 1024 * 1024)  /* a ref file or packed-refs of the agent */
 #define SB_GIT_OBJECT_FILES_MAX	 1000000	     /* entries checked in .git/objects */
 
+/* ELF and ar reader (elf.c: the grading build's objects, archives and binaries) */
+#define SB_ELF_FILE_MAX		 ((size_t)512 * 1024 * 1024) /* bytes of one file read whole */
+#define SB_ELF_SYMBOLS_MAX	 1000000 /* symbol entries read per object (.symtab + .dynsym) */
+#define SB_ELF_MEMBERS_MAX	 100000	 /* members of one archive, symbol tables included */
+#define SB_ELF_NEEDED_MAX	 1024	 /* DT_NEEDED entries kept per object */
+#define SB_ELF_NAME_MAX		 4096	 /* bytes of one symbol or DT_NEEDED name */
+
 /* HTTP client (daemon API) */
 #define SB_HTTP_REPLY_MAX	      ((size_t)128 * 1024 * 1024) /* a reply body */
 #define SB_HTTP_TIMEOUT_DEFAULT_MS    30000			   /* a call without its own */
