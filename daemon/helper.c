@@ -286,13 +286,36 @@ job_start(struct helper *h, struct job *j)
 	j->deadline_ms = sb_now_ms() + job_budget_s(h->c, s->type) * 1000;
 }
 
+/* Does this job run task scripts as the runner? */
+static bool
+runs_scripts(enum dreq_type t)
+{
+	return t == DREQ_BENCHER || t == DREQ_PREPARE_GRADING;
+}
+
+/*
+ * Kill every process of the runner: a worker that ran task scripts was killed (a deadline,
+ * the end of the agent phase), so its own sweep after the script will never happen, and
+ * only the script's direct child had a parent-death signal. One such worker runs at a time
+ * (the bencher queue), so nothing else of the runner's is running.
+ */
+static void
+kill_runner(struct helper *h, const char *why)
+{
+	struct sb_error *err = NULL;
+
+	if (sb_proc_kill_uid(h->c->runner.uid, h->c->runner.gid, 20, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "%s: %s", why, sb_error_message(err));
+		sb_error_release(&err);
+	}
+}
+
 /* Kill workers past their deadline (the reap answers for them); ms until the next one. */
 static int
 enforce_deadlines(struct helper *h)
 {
 	uint64_t now = sb_now_ms(), next = UINT64_MAX;
 
-	(void)h;
 	for (size_t i = 0; i < njobs; i++) {
 		if (jobs[i].pid == 0)
 			continue;
@@ -300,6 +323,8 @@ enforce_deadlines(struct helper *h)
 			sb_log(SB_LOG_WARN, "worker for %s ran past its time limit; killing it",
 			    dreq_name(jobs[i].spec.type));
 			kill(jobs[i].pid, SIGKILL);
+			if (runs_scripts(jobs[i].spec.type))
+				kill_runner(h, "past the time limit");
 			jobs[i].deadline_ms = now + 60000; /* only once a minute */
 		}
 		if (jobs[i].deadline_ms < next)
@@ -344,6 +369,9 @@ job_finished(struct helper *h, struct job *j, int status)
 		    dreq_name(j->spec.type), status);
 		dproto_reply_error(j->spec.reply_fd, 500, "the daemon's worker failed");
 	}
+	/* A script worker that did not end by itself did not sweep the runner's processes. */
+	if (!WIFEXITED(status) && runs_scripts(j->spec.type))
+		kill_runner(h, "after a killed worker");
 	if (j->spec.type == DREQ_PREPARE_GRADING)
 		h->grading_ready = ok;
 	if (j->q != Q_NONE)

@@ -945,7 +945,18 @@ work_end_agent_phase(struct helper *h, struct job_spec *j)
 {
 	struct sb_error *err = NULL;
 
-	/* Every process of the agent user, whatever group or session it moved to. */
+	/*
+	 * Every process of the agent user, whatever group or session it moved to; and every
+	 * process of the runner: a check the agent started has lost its worker (the helper
+	 * killed it), but what its script started outside its process group lives on, and
+	 * must not be there to watch or disturb what comes next (the isolation check before
+	 * grading, the capture).
+	 */
+	if (sb_proc_kill_uid(h->c->runner.uid, h->c->runner.gid, KILL_ROUNDS, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "agent_exited: %s", sb_error_message(err));
+		sb_error_release(&err);
+		return failed(dproto_reply_error(j->reply_fd, 500, "could not kill the runner's processes"));
+	}
 	if (sb_proc_kill_uid(h->c->agent.uid, h->c->agent.gid, KILL_ROUNDS, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "agent_exited: %s", sb_error_message(err));
 		sb_error_release(&err);

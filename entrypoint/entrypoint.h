@@ -105,6 +105,8 @@ struct ep {
 	char *agent_home;
 	bool have_runner;	   /* the runner user exists (its processes are swept at exit) */
 	struct sb_creds runner_creds;
+	bool have_mcp;		   /* the MCP server was started as mcp_creds */
+	struct sb_creds mcp_creds;
 	struct sb_seccomp *seccomp; /* the agent's filter, compiled before any fork */
 	int source_fd;		   /* the agent's working directory */
 	int results_fd;		   /* SSE_RESULTS, root-only */
@@ -181,6 +183,11 @@ int ep_probe_socket(const char *sock);
 bool ep_child_running(const struct ep_child *c);
 /* Kill every process of the agent's uid in this container, logging why. */
 void ep_kill_agent_uid(struct ep *ep, const char *why);
+/*
+ * Kill every process of the runner's uid (where the runner works: not in a sidecar agent
+ * container) and of the MCP server's uid, logging why. For the end of the agent phase.
+ */
+void ep_kill_helper_uids(struct ep *ep, const char *why);
 
 /* Become subreaper, block the signals we handle and open the signalfd. Before any fork. */
 int ep_supervise_init(struct ep *ep, struct sb_error **err);

@@ -165,6 +165,7 @@ ep_sidecar_task(struct ep *ep)
 	if (phase_ended) {
 		/* The daemon killed them when told; anything started since goes too. */
 		ep_kill_agent_uid(ep, "end of the agent phase");
+		ep_kill_helper_uids(ep, "end of the agent phase");
 		(void)ep_isolation_establish(ep, SB_ISO_BEFORE_GRADING);
 		ep_log(SB_LOG_INFO, "the daemon stays up for grading until this container is "
 				    "stopped");

@@ -294,22 +294,45 @@ stop_group(struct ep *ep, struct ep_child *c, uint64_t grace_ms)
 	(void)kill(-c->pid, SIGKILL);
 }
 
-/* Kill every process of the agent's uid: daemonised, double-forked, new-session ones too. */
-void
-ep_kill_agent_uid(struct ep *ep, const char *why)
+/* Kill every process of a uid: daemonised, double-forked, new-session ones too. */
+static void
+kill_uid(struct ep *ep, const struct sb_creds *creds, const char *user, const char *why)
 {
 	struct sb_error *err = NULL;
-	int n = sb_proc_count_uid(ep->agent_creds.uid, NULL);
+	int n = sb_proc_count_uid(creds->uid, NULL);
 
-	if (sb_proc_kill_uid(ep->agent_creds.uid, ep->agent_creds.gid, EP_KILL_ROUNDS, &err) < 0) {
-		ep_log(SB_LOG_WARN, "%s: killing the processes of '%s': %s", why,
-		    ep->cfg.agent_user, sb_error_message(err));
+	if (sb_proc_kill_uid(creds->uid, creds->gid, EP_KILL_ROUNDS, &err) < 0) {
+		ep_log(SB_LOG_WARN, "%s: killing the processes of '%s': %s", why, user,
+		    sb_error_message(err));
 		sb_error_release(&err);
 	} else if (n > 0) {
 		ep_log(SB_LOG_INFO, "%s: killed %d process%s of '%s'", why, n, n == 1 ? "" : "es",
-		    ep->cfg.agent_user);
+		    user);
 	}
 	reap(ep);
+}
+
+void
+ep_kill_agent_uid(struct ep *ep, const char *why)
+{
+	kill_uid(ep, &ep->agent_creds, ep->cfg.agent_user, why);
+}
+
+void
+ep_kill_helper_uids(struct ep *ep, const char *why)
+{
+	/*
+	 * The runner's uid: a check the agent started had its worker killed when the tools
+	 * closed, and what its script left outside its process group would otherwise live on
+	 * until grading's new session: long enough to watch or disturb the isolation check
+	 * before grading (the daemon kills them too, when told; this is for a daemon that was
+	 * not told, or not here). The MCP server's uid, not only its process group: whatever it
+	 * started goes with it. Neither has anything to do between the agent phase and grading.
+	 */
+	if (ep->have_runner && ep->cfg.role != EP_ROLE_SIDECAR_AGENT)
+		kill_uid(ep, &ep->runner_creds, ep->cfg.runner_user, why);
+	if (ep->have_mcp)
+		kill_uid(ep, &ep->mcp_creds, ep->cfg.mcp_user, why);
 }
 
 /* GET /version on a socket; 0 if it answered 200. */
@@ -478,6 +501,8 @@ ep_start_mcp(struct ep *ep, struct sb_error **err)
 		    "the MCP server's user '%s' must be neither root nor the agent",
 		    ep->cfg.mcp_user);
 	creds.ngroups = 0;
+	ep->mcp_creds = creds;
+	ep->have_mcp = true;
 	root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	sb_env_set(&env, "PATH", default_path);
 	sb_env_set(&env, "SSE_DAEMON_SOCKET", ep->cfg.daemon_socket);
@@ -707,6 +732,7 @@ ep_end_agent_phase(struct ep *ep)
 	/* test_patch is a tool of the agent phase: it ends with it. */
 	if (ep_child_running(&ep->mcp))
 		stop_group(ep, &ep->mcp, EP_STOP_GRACE_MS);
+	ep_kill_helper_uids(ep, "end of the agent phase");
 	/* In a sidecar agent container the daemon is the task container's, not our child: it
 	 * kills the agent's processes there (the ones its bash tool started) when told. */
 	if (ep->stop_signal == 0 &&
@@ -714,6 +740,7 @@ ep_end_agent_phase(struct ep *ep)
 		notify_daemon(ep);
 		/* The daemon's tools could have started agent processes until it closed them. */
 		ep_kill_agent_uid(ep, "end of the agent phase");
+		ep_kill_helper_uids(ep, "end of the agent phase");
 	}
 	if (ep_archive_give_back(ep, &err) < 0) {
 		ep_log(SB_LOG_WARN, "%s", sb_error_message(err));

@@ -43,6 +43,10 @@ flood)
 	head -c 1073741824 /dev/zero | tr '\\0' x ;;
 sleep)
 	sleep 60 ;;
+linger)
+	# Still running when the agent phase ends, with a process outside its group.
+	setsid sleep 303 </dev/null >/dev/null 2>&1 &
+	sleep 304 ;;
 *)
 	echo "plain build" ;;
 esac
@@ -162,6 +166,22 @@ for l in agent admin; do
 	ok "$([ "$ms" -lt 2000 ]; echo $?)" "during a build: it did not wait for the build ($ms ms)"
 done
 wait "$bpid"
+
+# A check still running when the agent phase ends: its worker is killed, and with it every
+# runner process, those outside the script's group too, before agent_exited answers (they
+# could otherwise watch or disturb the isolation check before grading, or hold the archive).
+setmode linger
+build >/dev/null &
+bpid=$!
+for _ in $(seq 50); do [ "$(live_procs "$RUNNER_USER")" -ge 2 ] && break; sleep 0.1; done
+ok "$([ "$(live_procs "$RUNNER_USER")" -ge 2 ]; echo $?)" "linger: the check and its leftover run"
+is "$(status admin POST /admin/agent_exited '{}')" 200 "linger: agent_exited while the check runs"
+is "$(live_procs "$RUNNER_USER")" 0 "linger: no runner process is left when agent_exited answers"
+wait "$bpid"
+stop_daemon
+start_daemon 0 SSE_BUILD_TIMEOUT=3 SSE_OUTPUT_CAP=65536 SSE_RUNNER_NPROC=200 \
+	SSE_API_KEY=sk-secret-key OPENAI_API_KEY=sk-other HOME="$SB_TMP/home" \
+	XDG_CONFIG_HOME="$SB_TMP/home" || bail "daemon did not start again"
 
 # The git configuration planted in the tree ran nothing, through /diff, /files or grading.
 setmode plain

@@ -17,6 +17,12 @@ EP=${SSEBENCH_ENTRYPOINT:-$SB_BUILDDIR/ssebench-entrypoint}
 [ -x "$EP" ] || skip_all "ssebench-entrypoint is not built"
 [ -x "$DAEMON" ] || skip_all "ssebench-daemon is not built"
 require_daemon_env
+# The MCP server's user: a test user of its own (in a run it is nobody), because the end of
+# the agent phase kills every process of that user, and on this host nobody may run others.
+MCP_USER=${SBT_USER_PREFIX}-mcp
+id "$MCP_USER" >/dev/null 2>&1 ||
+	useradd --system --no-create-home --shell /usr/sbin/nologin --user-group "$MCP_USER" \
+		>/dev/null 2>&1 || skip_all "cannot create the test user $MCP_USER"
 plan_lazy
 
 R=$SB_TMP/rp/results		# results; its parent must end up 0700 root
@@ -153,7 +159,7 @@ ep_env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	SSE_BENCH_PATH="$D/bench" SSE_REPO_PATH="$D/repo" SSE_RUNNER_DIR="$D/runner"
 	SSE_DAEMON_STATE="$D/state" SSE_DAEMON_SOCKET="$D/sse.sock"
 	SSE_ADMIN_SOCKET="$D/admin/admin.sock" SSE_HTTP_PORT="$PORT" SSE_DIFFICULTY=2
-	SSE_MCP_BIN="$SB_BUILDDIR/ssebench-mcp" SSE_MCP_PORT="$MCP_PORT"
+	SSE_MCP_BIN="$SB_BUILDDIR/ssebench-mcp" SSE_MCP_PORT="$MCP_PORT" SSE_MCP_USER="$MCP_USER"
 	SSE_AGENT_USER="$AGENT_USER" SSE_RUNNER_USER="$RUNNER_USER" SSE_DAEMON_USER="$DAEMON_USER"
 	SSE_RESULTS="$R" SSE_ARCHIVE="$D/archive" SSE_SOURCE="$D/src" SSE_DAEMON_TIMEOUT=30
 	SSE_DAEMON_BIN="$DAEMON" SSE_EVALUATOR_BIN="$B/evaluator" SSE_SECRETS_FILE="$SECRETS"
@@ -305,8 +311,8 @@ ok "$bad" "each argument arrives byte for byte"
 ok "$([ ! -e "$SB_TMP/pwned" ]; echo $?)" "no shell ran the arguments"
 like "$(cat "$A/version" 2>/dev/null)" '"version"' "the agent reached the agent socket"
 like "$(cat "$A/mcp" 2>/dev/null)" '"name":"ssebench MCP Server"' "the agent reached the MCP server at \$SSE_MCP_URL"
-is "$(cat "$A/mcp-user" 2>/dev/null)" nobody "the MCP server runs as nobody, not root"
-like "$(cat "$R/entrypoint.log")" 'MCP server ready at http://127.0.0.1:[0-9]+/mcp as .nobody.' "the entrypoint started the MCP server before the agent"
+is "$(cat "$A/mcp-user" 2>/dev/null)" "$MCP_USER" "the MCP server runs as its own user, not root"
+like "$(cat "$R/entrypoint.log")" "MCP server ready at http://127.0.0.1:[0-9]+/mcp as .$MCP_USER." "the entrypoint started the MCP server before the agent"
 ok "$(! curl -s -m 2 -o /dev/null "http://127.0.0.1:$MCP_PORT/mcp"; echo $?)" "the MCP server is gone after the run"
 is "$(cat "$A/bash.code" 2>/dev/null)" 200 "the bash tool works during the agent phase"
 like "$(cat "$A/bash.body" 2>/dev/null)" 'hi-from-bash' "and ran the command"
