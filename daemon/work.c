@@ -813,17 +813,26 @@ work_dialog(struct helper *h, struct job_spec *j)
 
 /* --- grading and the end of the agent phase ------------------------------------------- */
 
-/* Capture in a child that becomes the agent; the patch and the commit log come back over
- * a pipe as [u64 len][bytes][u64 len][bytes]. */
+/* The most of a capture's error message that comes back from its child. */
+#define CAPTURE_ERROR_MAX 1024
+
+/*
+ * Capture in a child that becomes the agent. What comes back over a pipe is a status byte,
+ * then either [u64 len][patch][u64 len][commits log] (status 0) or the error's message
+ * (status 1), so that a capture the agent's tree makes fail can be told apart from a child
+ * that died, and said. Returns 0, or -1 with *ret_refused set when the tree was refused (the
+ * agent's doing) and unset for a failure of our own.
+ */
 static int
 capture_for_grading(struct helper *h, char **ret_diff, size_t *ret_len, char **ret_commits,
-    struct sb_error **err)
+    bool *ret_refused, struct sb_error **err)
 {
 	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT((size_t)SB_GIT_DIFF_MAX + SB_GIT_COMMITS_LOG_MAX + 64);
 	int fds[2], status;
 	uint64_t l1, l2;
 	pid_t pid;
 
+	*ret_refused = false;
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return sb_error_errno(err, errno, "pipe2");
 	pid = fork();
@@ -831,17 +840,28 @@ capture_for_grading(struct helper *h, char **ret_diff, size_t *ret_len, char **r
 		return sb_error_errno(err, errno, "fork");
 	if (pid == 0) {
 		struct sb_git_capture cap;
+		struct sb_error *cerr = NULL;
 		char *commits = NULL;
+		char st = 0;
 
 		close(fds[0]);
 		memset(&cap, 0, sizeof(cap));
-		if (become_agent(h) < 0 || capture_as_agent(h, &cap, &commits, err) < 0) {
-			sb_log(SB_LOG_ERROR, "capture: %s", sb_error_message(*err));
+		if (become_agent(h) < 0)
 			_exit(1);
+		if (capture_as_agent(h, &cap, &commits, &cerr) < 0) {
+			const char *m = sb_error_message(cerr);
+			size_t n = strlen(m) > CAPTURE_ERROR_MAX ? CAPTURE_ERROR_MAX : strlen(m);
+
+			sb_log(SB_LOG_WARN, "capture: %s", m);
+			st = 1;
+			if (write(fds[1], &st, 1) != 1 || write(fds[1], m, n) != (ssize_t)n)
+				_exit(1);
+			_exit(0);
 		}
 		l1 = cap.diff_len;
 		l2 = strlen(commits);
-		if (write(fds[1], &l1, 8) != 8 || write(fds[1], cap.diff, cap.diff_len) != (ssize_t)l1 ||
+		if (write(fds[1], &st, 1) != 1 || write(fds[1], &l1, 8) != 8 ||
+		    write(fds[1], cap.diff, cap.diff_len) != (ssize_t)l1 ||
 		    write(fds[1], &l2, 8) != 8 || write(fds[1], commits, l2) != (ssize_t)l2)
 			_exit(1);
 		_exit(0);
@@ -855,19 +875,25 @@ capture_for_grading(struct helper *h, char **ret_diff, size_t *ret_len, char **r
 	}
 	close(fds[0]);
 	if (SB_RETRY_EINTR(waitpid(pid, &status, 0)) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0)
+	    WEXITSTATUS(status) != 0 || b.len < 1)
 		return sb_error_set(err, EIO, "git failed");
-	if (b.len < 16)
+	if (b.s[0] == 1) {
+		_cleanup_free_ char *msg = sb_xmemdup(b.s + 1, b.len - 1);
+
+		*ret_refused = true;
+		return sb_error_set(err, EINVAL, "%s", msg);
+	}
+	if (b.s[0] != 0 || b.len < 17)
 		return sb_error_set(err, EPROTO, "short capture");
-	memcpy(&l1, b.s, 8);
-	if (l1 > b.len - 16)
+	memcpy(&l1, b.s + 1, 8);
+	if (l1 > b.len - 17)
 		return sb_error_set(err, EPROTO, "bad capture");
-	memcpy(&l2, b.s + 8 + l1, 8);
-	if (l2 != b.len - 16 - l1)
+	memcpy(&l2, b.s + 9 + l1, 8);
+	if (l2 != b.len - 17 - l1)
 		return sb_error_set(err, EPROTO, "bad capture");
-	*ret_diff = sb_xmemdup(b.s + 8, l1);
+	*ret_diff = sb_xmemdup(b.s + 9, l1);
 	*ret_len = l1;
-	*ret_commits = sb_xmemdup(b.s + 16 + l1, l2);
+	*ret_commits = sb_xmemdup(b.s + 17 + l1, l2);
 	return 0;
 }
 
@@ -886,11 +912,26 @@ work_prepare_grading(struct helper *h, struct job_spec *j)
 		sb_error_release(&err);
 		return failed(dproto_reply_error(j->reply_fd, 500, "could not start a new runner session"));
 	}
-	/* 2-3. The agent's change, kept in the results directory. */
-	if (capture_for_grading(h, &diff, &len, &commits, &err) < 0) {
-		sb_log(SB_LOG_ERROR, "prepare_grading: %s", sb_error_message(err));
-		sb_error_release(&err);
-		return failed(dproto_reply_error(j->reply_fd, 500, "git failed"));
+	/*
+	 * 2-3. The agent's change, kept in the results directory. A tree that cannot be
+	 * captured (a file it made unreadable, a FIFO where git reads, a file or a diff past
+	 * the size limits, a path too deep) is the agent's to answer for: the grade is failed
+	 * with the reason, never an error a run could be made to end in (the evaluator tells
+	 * the two apart by the message).
+	 */
+	{
+		bool refused = false;
+
+		if (capture_for_grading(h, &diff, &len, &commits, &refused, &err) < 0) {
+			int rc;
+
+			sb_log(SB_LOG_ERROR, "prepare_grading: %s", sb_error_message(err));
+			rc = refused ? dproto_reply_error(j->reply_fd, 500, "patch capture failed: %s",
+					   sb_error_message(err))
+				     : dproto_reply_error(j->reply_fd, 500, "git failed");
+			sb_error_release(&err);
+			return failed(rc);
+		}
 	}
 	if (sb_write_file_atomic_at(h->results_fd, "final.patch", diff, len, 0644, &err) < 0 ||
 	    sb_write_file_atomic_at(h->results_fd, "commits.log", commits, strlen(commits), 0644,
@@ -971,24 +1012,64 @@ work_end_agent_phase(struct helper *h, struct job_spec *j)
 
 /* --- start-up --------------------------------------------------------------------------- */
 
+static char *random_name(const char *prefix);
+
+/* The directory in the runner's area where what an old session left is put away. */
+#define TRASH_DIR ".trash"
+
+/*
+ * Clear the runner's area for a new session. Everything in it is first moved, by rename,
+ * into a root-owned 0700 directory: the new session starts from an empty area whatever the
+ * old one left (a 10,000-deep tree, a directory it made unreadable, a file it still holds
+ * open), because a rename does not care what is below the name. Then the trash is removed,
+ * best effort: what cannot be removed stays out of every reach but root's, and a failure is
+ * logged, not a reason to refuse grading (which would let a check the agent ran decide
+ * that its run ends in an error).
+ */
+static int
+clear_runner_area(struct helper *h, struct sb_error **err)
+{
+	_cleanup_close_ int tfd = -1;
+	struct sb_error *rerr = NULL;
+	char **names = NULL;
+	size_t n = 0;
+
+	tfd = dir_owned_at(h->runner_fd, TRASH_DIR, 0700, 0, 0, err);
+	if (tfd < 0)
+		return -1;
+	if (sb_list_dir_at(h->runner_fd, ".", SB_COPY_FILES_MAX, &names, &n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *to = NULL;
+
+		if (strcmp(names[i], TRASH_DIR) == 0)
+			continue;
+		to = random_name("old");
+		if (renameat(h->runner_fd, names[i], tfd, to) < 0) {
+			sb_error_errno(err, errno, "move '%s' out of the runner's area", names[i]);
+			sb_strv_free(names);
+			return -1;
+		}
+	}
+	sb_strv_free(names);
+	if (remove_mixed(h, h->runner_fd, TRASH_DIR, &rerr) < 0) {
+		sb_log(SB_LOG_WARN, "what the last runner session left: %s, ignoring (it stays in "
+				    "a directory only root may enter)", sb_error_message(rerr));
+		sb_error_release(&rerr);
+	}
+	return 0;
+}
+
 int
 work_new_session(struct helper *h, struct sb_error **err)
 {
 	_cleanup_free_ char *home = helper_home_name(h);
 	_cleanup_close_ int hfd = -1, tfd = -1;
-	char **names = NULL;
-	size_t n = 0;
 
 	if (sb_proc_kill_uid(h->c->runner.uid, h->c->runner.gid, KILL_ROUNDS, err) < 0)
 		return -1;
-	if (sb_list_dir_at(h->runner_fd, ".", SB_COPY_FILES_MAX, &names, &n, err) < 0)
+	if (clear_runner_area(h, err) < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (remove_mixed(h, h->runner_fd, names[i], err) < 0) {
-			sb_strv_free(names);
-			return -1;
-		}
-	sb_strv_free(names);
 	hfd = dir_owned_at(h->runner_fd, home, 0700, h->c->runner.uid, h->c->runner.gid, err);
 	if (hfd < 0)
 		return -1;

@@ -77,6 +77,15 @@ grade_patch_apply_failed(struct grade *g, const char *msg)
 }
 
 void
+grade_capture_failed(struct grade *g, const char *msg)
+{
+	g->build = GRADE_CHECK_FAILED;
+	g->func_test = GRADE_CHECK_FAILED;
+	g->intent_test = GRADE_CHECK_FAILED;
+	(void)grade_fail(g, "Patch capture failed", msg);
+}
+
+void
 grade_pov_start(struct grade *g, unsigned n)
 {
 	g->pov_started = true;
@@ -152,8 +161,18 @@ grade_verdict(struct grade *g)
 {
 	if (grade_any_failed(g))
 		return g->status = GRADE_STATUS_FAILED;
-	if (g->timed_out)
-		return verdict_error(g, sb_xasprintf("Timeout (%us)", g->timeout_s));
+	/*
+	 * Out of time with nothing failed so far: failed, not an error. Every check runs code
+	 * the patch controls, so a patch that makes them slow enough could otherwise turn its
+	 * expected failure into a run that does not count.
+	 */
+	if (g->timed_out) {
+		free(g->error_msg);
+		free(g->error_log);
+		g->error_msg = sb_xasprintf("Timeout (%us)", g->timeout_s);
+		g->error_log = NULL;
+		return g->status = GRADE_STATUS_FAILED;
+	}
 	if (g->exception != NULL)
 		return verdict_error(g, sb_xasprintf("Exception: %s", g->exception));
 	if (!grade_any_ran(g))

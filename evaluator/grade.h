@@ -89,6 +89,14 @@ bool grade_fail(struct grade *g, const char *msg, const char *log);
  */
 void grade_patch_apply_failed(struct grade *g, const char *msg);
 
+/*
+ * The agent's tree cannot be captured (a file it made unreadable, a FIFO where git reads,
+ * a file or diff past the size limits): as for a patch that does not apply, build,
+ * functional and intent checks are false and the first failure is "Patch capture failed"
+ * with msg (the daemon's reason) as its log.
+ */
+void grade_capture_failed(struct grade *g, const char *msg);
+
 /* The PoC check starts with n PoCs: pov_total = n, pov_passed = 0. */
 void grade_pov_start(struct grade *g, unsigned n);
 
@@ -109,8 +117,10 @@ bool grade_any_failed(const struct grade *g);
  *   failed  when a check that ran failed (a build that failed, a PoC that still triggers, a
  *           failed functional or intent test; "Patch apply failed" is a failed build), even
  *           if grading then timed out or broke: what was found stands;
- *   error   "Timeout (<n>s)" when the budget ran out, "Exception: <message>" on an
- *           infrastructure failure: a grade that did not finish is never passed;
+ *   failed  "Timeout (<n>s)" when the budget ran out: grading runs the patched code, so
+ *           the time it took is the patch's (a grade that did not finish is never passed,
+ *           and it is not an error an agent could choose by making its checks slow);
+ *   error   "Exception: <message>" on an infrastructure failure;
  *   error   "No check ran" when the task has no checks at all;
  *   passed  otherwise.
  * Call once, after grading.

@@ -209,6 +209,15 @@ is_apply_failure(long status, const json_t *reply)
 	return status == 500 && e != NULL && strncmp(e, "git apply failed", 16) == 0;
 }
 
+/* The daemon could not capture the agent's tree because of what the tree holds. */
+static bool
+is_capture_refusal(long status, const json_t *reply)
+{
+	const char *e = json_string_value(json_object_get(reply, "error"));
+
+	return status == 500 && e != NULL && strncmp(e, "patch capture failed", 20) == 0;
+}
+
 /*
  * POST /prepare_grading: a new runner session, the agent's patch captured and applied to a
  * copy of the pristine tree. A patch that does not apply is a grade (failed), not an error:
@@ -227,6 +236,17 @@ prepare(struct evaluator *ev, bool *ret_applied, struct sb_error **err)
 		progress("prepare_grading: the patch does not apply (%.1f s)",
 		    (double)(sb_now_ms() - t0) / 1000);
 		grade_patch_apply_failed(&ev->g, reply_error(reply));
+		*ret_applied = false;
+		return 0;
+	}
+	/*
+	 * A tree that cannot be captured is a grade too: what the agent left decides it, so it
+	 * must not be an error the agent could choose for a run it expects to lose.
+	 */
+	if (is_capture_refusal(status, reply)) {
+		progress("prepare_grading: the agent's tree cannot be captured (%.1f s)",
+		    (double)(sb_now_ms() - t0) / 1000);
+		grade_capture_failed(&ev->g, reply_error(reply));
 		*ret_applied = false;
 		return 0;
 	}

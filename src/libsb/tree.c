@@ -266,6 +266,13 @@ empty_dir(int dfd, unsigned depth, struct sb_error **err)
 		}
 		/* A directory: O_NOFOLLOW, so a link swapped in is not entered. */
 		sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/*
+		 * One its owner made unreadable (mode 000): its owner may give itself the right
+		 * back. fchmodat follows a link, but this runs as the tree's owner, who can only
+		 * change what it owns anyway.
+		 */
+		if (sub < 0 && errno == EACCES && fchmodat(dfd, de->d_name, 0700, 0) == 0)
+			sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0) {
 			r = sb_error_errno(err, errno, "open '%s'", de->d_name);
 			break;

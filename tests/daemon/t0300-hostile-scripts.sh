@@ -43,6 +43,15 @@ flood)
 	head -c 1073741824 /dev/zero | tr '\\0' x ;;
 sleep)
 	sleep 60 ;;
+junk)
+	# What a check may leave in its workspace for the next session to clear: a directory
+	# its owner made unreadable, and one too deep to walk.
+	mkdir -p locked/in && echo x >locked/in/f && chmod 000 locked
+	python3 -c '
+import os
+for i in range(3000):
+    os.mkdir("d"); os.chdir("d")'
+	echo junked ;;
 linger)
 	# Still running when the agent phase ends, with a process outside its group.
 	setsid sleep 303 </dev/null >/dev/null 2>&1 &
@@ -183,6 +192,11 @@ start_daemon 0 SSE_BUILD_TIMEOUT=3 SSE_OUTPUT_CAP=65536 SSE_RUNNER_NPROC=200 \
 	SSE_API_KEY=sk-secret-key OPENAI_API_KEY=sk-other HOME="$SB_TMP/home" \
 	XDG_CONFIG_HOME="$SB_TMP/home" || bail "daemon did not start again"
 
+# Junk a check leaves that cannot be removed the usual way does not stop grading from
+# starting (prepare_grading below clears the area for the new session).
+setmode junk
+like "$(build)" 'junked' "junk: the check left its junk"
+
 # The git configuration planted in the tree ran nothing, through /diff, /files or grading.
 setmode plain
 r=$(req agent GET /diff)
@@ -192,6 +206,8 @@ unlike "$r" 'REFERENCE-PATCH-CONTENT' "the diff never holds the linked reference
 is "$(status agent GET /files)" 200 "/files works on the hostile tree"
 is "$(status admin POST /admin/agent_exited '{}')" 200 "agent_exited"
 is "$(status admin POST /prepare_grading '{}')" 200 "prepare_grading on the hostile tree"
+is "$(ls -A "$D/runner" | grep -v '^\.trash$' | sort | tr '\n' ' ')" "grading home-2 " \
+	"prepare_grading: the runner's area holds only the new session (what the last one left is put away)"
 unlike "$(cat "$D/results/final.patch")" 'REFERENCE-PATCH-CONTENT' "final.patch holds no linked hidden content"
 is "$(ls "$MARK" | grep -c ran-as)" 0 "no hook, filter, fsmonitor or diff driver ran (as any user)"
 is "$(stat -c '%U %a' "$D/results/final.patch")" "root 644" "final.patch is written by root"

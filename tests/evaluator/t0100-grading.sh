@@ -241,6 +241,41 @@ like "$(error_log)" '^git apply failed' \
 	"patch-no-apply: the log is the daemon's message"
 unlike "$ev_out" '\[grade\] build' "patch-no-apply: nothing was built"
 
+# --- a tree the agent made hard to capture: captured, or graded failed, never an error -------
+# Each is left in the agent's tree when its phase ends: an unreadable file, a FIFO (also as
+# .gitignore and as .gitattributes), a socket, a huge sparse file, a very deep directory. A
+# grade of "error" would be one the agent could choose for a run it expects to lose.
+hostile_tree() { # WHAT: add it to the agent's tree, as the agent would
+	local t=$D/src
+	case $1 in
+	unreadable) echo secret >"$t/unreadable.c" && chmod 000 "$t/unreadable.c" ;;
+	unreadable-dir) mkdir -p "$t/locked/in" && echo x >"$t/locked/in/f" && chmod 000 "$t/locked" ;;
+	fifo) mkfifo "$t/pipe" ;;
+	fifo-gitignore) mkfifo "$t/.gitignore" ;;
+	fifo-gitattributes) mkdir -p "$t/sub" && mkfifo "$t/sub/.gitattributes" ;;
+	socket) python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$t/sock" ;;
+	sparse) truncate -s 64G "$t/huge.bin" ;;
+	deep) python3 -c '
+import os, sys
+os.chdir(sys.argv[1])
+for i in range(3000):
+    os.mkdir("d"); os.chdir("d")
+open("leaf", "w").write("x")' "$t" ;;
+	esac
+	chown -R "$AGENT_USER:$AGENT_USER" "$t"
+}
+for what in unreadable unreadable-dir fifo fifo-gitignore fifo-gitattributes socket sparse deep; do
+	scenario "hostile-$what" ok
+	hostile_tree "$what"
+	evaluate
+	st=$(jget 'r["patch_result"]["status"]')
+	ok "$([ "$st" = passed ] || [ "$st" = failed ]; echo $?)" \
+		"hostile-$what: graded (passed or failed), not an error: $st: $(jget 'r["patch_result"]["error_msg"]')"
+	is "$(jget 'r["runtime_result"]["evaluator_timeout"]')" false "hostile-$what: no timeout"
+	ok "$([ "$ev_secs" -lt 60000 ]; echo $?)" "hostile-$what: promptly ($ev_secs ms)"
+	chmod -R u+rwX "$D/src" 2>/dev/null
+done
+
 # --- the task has no checks -------------------------------------------------------------------
 setup_hook() {
 	python3 - "$D/bench/config.yaml" <<'EOT'
@@ -262,18 +297,18 @@ is "$ev_rc" 0 "no-checks: exit status 0"
 scenario timeout-build build-sleep
 evaluate TIMEOUT=2
 is "$ev_rc" 0 "timeout-build: exit status 0"
-is "$(patch_summary)" "error|null|null|null|null|null|Timeout (2s)" \
-	"timeout-build: error 'Timeout (2s)'"
+is "$(patch_summary)" "failed|null|null|null|null|null|Timeout (2s)" \
+	"timeout-build: failed 'Timeout (2s)': the patch's build took the time (not an error a patch could choose)"
 is "$(jget 'r["runtime_result"]["evaluator_timeout"]')" true "timeout-build: evaluator_timeout"
 ok "$([ "$ev_secs" -lt 6000 ]; echo $?)" \
 	"timeout-build: the evaluator kept to its budget ($ev_secs ms)"
-like "$ev_out" '^\[result\] Not graded: Timeout \(2s\)$' "timeout-build: [result] Not graded"
+like "$ev_out" '^\[result\] Patch failed$' "timeout-build: [result] Patch failed"
 
 # --- the budget runs out during the intent test: what completed stands ------------------------
 scenario timeout-intent intent-sleep
 evaluate TIMEOUT=5
-is "$(patch_summary)" "error|true|1|1|true|null|Timeout (5s)" \
-	"timeout-intent: the completed checks are kept; still an error, never passed"
+is "$(patch_summary)" "failed|true|1|1|true|null|Timeout (5s)" \
+	"timeout-intent: the completed checks are kept; failed, never passed"
 is "$(jget 'r["runtime_result"]["evaluator_timeout"]')" true "timeout-intent: evaluator_timeout"
 
 scenario timeout-after-failure "func-fail intent-sleep"
