@@ -46,6 +46,17 @@
 /* Compiled once at start-up, before any fork: the filter for untrusted code. */
 static struct sb_seccomp *untrusted_filter;
 
+/*
+ * The task scripts' sandbox (sb/sandbox.h), prepared once at start-up: no network but
+ * loopback, a private /tmp, /var/tmp and /dev/shm, everything read-only but the runner's
+ * area, and the places of the agent and the sockets hidden. The scripts run the agent's
+ * code next to the PoCs (levels 0 and 1) and the hidden tests (level 0, and grading at every
+ * level): with no network and no place the agent can see, that code can keep what it is
+ * shown only in what the check itself answers.
+ */
+static struct sb_sandbox runner_sandbox;
+static char *sandbox_paths[9]; /* the places below, NULL-terminated */
+
 /* --- small helpers ------------------------------------------------------------------ */
 
 /* A variable of the environment scripts get ("PATH"), or NULL. */
@@ -328,6 +339,7 @@ run_as_runner(struct helper *h, const char *path, char *const *argv, int cwd_fd,
 	cmd.stdout_fd = SB_CMD_CAPTURE;
 	cmd.stderr_fd = SB_CMD_CAPTURE;
 	cmd.creds = &h->c->runner;
+	cmd.sandbox = &runner_sandbox;
 	cmd.seccomp = untrusted_filter;
 	cmd.rlimits = limits;
 	cmd.n_rlimits = SB_ARRAY_SIZE(limits);
@@ -1279,6 +1291,32 @@ work_setup(struct helper *h, struct sb_error **err)
 
 	if (sb_seccomp_compile(SB_SECCOMP_UNTRUSTED, &untrusted_filter, err) < 0)
 		return -1;
+	/*
+	 * The places the runner must not see: the agent's tree, home and archive, the daemon's
+	 * state (the agent's git baseline and bash state are below it), the two socket
+	 * directories, the results and the pristine repository (root-only anyway).
+	 */
+	{
+		const char *socket_dirs[2] = { c->agent_socket, c->admin_socket };
+		size_t n = 0;
+
+		sandbox_paths[n++] = sb_xstrdup(c->source);
+		sandbox_paths[n++] = sb_xstrdup(c->agent_home);
+		sandbox_paths[n++] = sb_xstrdup(c->archive);
+		sandbox_paths[n++] = sb_xstrdup(c->state_dir);
+		for (size_t i = 0; i < 2; i++) {
+			char *d = sb_xstrdup(socket_dirs[i]), *slash = strrchr(d, '/');
+
+			if (slash != NULL && slash != d)
+				*slash = '\0';
+			sandbox_paths[n++] = d;
+		}
+		sandbox_paths[n++] = sb_xstrdup(c->results);
+		sandbox_paths[n++] = sb_xstrdup(c->repo_path);
+		if (sb_sandbox_for_runner(&runner_sandbox, c->runner_dir,
+			(const char *const *)sandbox_paths, c->runner.uid, c->runner.gid, err) < 0)
+			return sb_error_prefix(err, "the runner's sandbox");
+	}
 	h->bench_fd = sb_open_dir(c->bench_path, err);
 	if (h->bench_fd < 0)
 		return -1;

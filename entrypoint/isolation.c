@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -410,6 +411,105 @@ probe_network(void)
 		attempt_report(&t[i], !t[i].done);
 }
 
+/* "net:[4026531840]" for kind (net, mnt, ipc, user): the namespace this process is in. */
+static bool
+ns_id(const char *kind, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
+	n = readlink(path, buf, size - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+/*
+ * runner_sandbox, from inside the sandbox the task scripts get (sb/sandbox.h): namespaces
+ * of its own (root's are in SSE_PROBE_NS), no network interface but loopback, a /tmp where
+ * root's marker (SSE_PROBE_TMP_MARK) is not, the agent socket out of reach, a read-only
+ * root, and the agent's places (SSE_PROBE_HIDDEN, colon-separated, root's choice) empty.
+ */
+static void
+probe_runner_sandbox(void)
+{
+	static const char *const kinds[] = { "net", "mnt", "ipc", "user" };
+	const char *root_ns = secure_getenv("SSE_PROBE_NS");
+	const char *mark = secure_getenv("SSE_PROBE_TMP_MARK");
+	const char *sock = secure_getenv("SSE_DAEMON_SOCKET");
+	const char *hidden = secure_getenv("SSE_PROBE_HIDDEN");
+	_cleanup_buf_ struct sb_buf dev = SB_BUF_INIT(64 * 1024);
+	_cleanup_close_ int fd = -1;
+	const char *how = NULL;
+	struct statvfs vfs;
+	char id[64];
+
+	if (root_ns == NULL || mark == NULL || sock == NULL) {
+		emit("runner_sandbox", false, "runner: nothing to compare with (no SSE_PROBE_NS)");
+		return;
+	}
+	for (size_t i = 0; i < SB_ARRAY_SIZE(kinds); i++)
+		if (!ns_id(kinds[i], id, sizeof(id)) || strstr(root_ns, id) != NULL) {
+			emit("runner_sandbox", false, "runner: in root's %s namespace (%s)", kinds[i],
+			    id);
+			return;
+		}
+	fd = open("/proc/net/dev", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || sb_buf_read_fd(&dev, fd, NULL) < 0) {
+		emit("runner_sandbox", false, "runner: cannot read /proc/net/dev");
+		return;
+	}
+	/* Two header lines, then "  name: counters" per interface. */
+	for (const char *l = strchr(dev.s, '\n'); l != NULL && (l = strchr(l + 1, '\n')) != NULL;) {
+		const char *name = l + 1, *colon = strchr(name, ':');
+
+		while (*name == ' ')
+			name++;
+		if (colon == NULL || *name == '\0')
+			break;
+		if (colon - name != 2 || strncmp(name, "lo", 2) != 0) {
+			emit("runner_sandbox", false, "runner: a network interface besides loopback: %.*s",
+			    (int)(colon - name > 32 ? 32 : colon - name), name);
+			return;
+		}
+	}
+	if (access(mark, F_OK) == 0) {
+		emit("runner_sandbox", false, "runner: /tmp is the container's (%s is there)", mark);
+		return;
+	}
+	if (path_reachable(sock, &how)) {
+		emit("runner_sandbox", false, "runner: the agent socket %s is %s", sock, how);
+		return;
+	}
+	if (statvfs("/", &vfs) < 0 || !(vfs.f_flag & ST_RDONLY)) {
+		emit("runner_sandbox", false, "runner: the root file system is writable");
+		return;
+	}
+	for (const char *p = hidden; p != NULL && *p != '\0';) {
+		const char *end = strchr(p, ':');
+		_cleanup_free_ char *dir = sb_xstrndup(p, end != NULL ? (size_t)(end - p) : strlen(p));
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		bool empty = true;
+
+		while (d != NULL && (de = readdir(d)) != NULL)
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+				empty = false;
+		if (d != NULL)
+			closedir(d);
+		if (!empty) {
+			emit("runner_sandbox", false, "runner: %s is not hidden", dir);
+			return;
+		}
+		p = end != NULL ? end + 1 : NULL;
+	}
+	emit("runner_sandbox", true,
+	    "runner: own namespaces, loopback only, private /tmp, agent socket and places hidden, "
+	    "read-only root");
+}
+
 struct commit_count {
 	git_odb *odb;
 	unsigned commits, objects;
@@ -489,6 +589,8 @@ ep_isolation_probe_main(int argc, char **argv)
 	probe_identity(role);
 	probe_status(role);
 	probe_paths(role);
+	if (strcmp(role, "runner") == 0)
+		probe_runner_sandbox();
 	if (strcmp(role, "agent") == 0) {
 		probe_daemon(phase);
 		if (egress == NULL || strcmp(egress, "open") != 0)
@@ -502,6 +604,20 @@ ep_isolation_probe_main(int argc, char **argv)
 /* ------------------------------------------------------------------------------------ */
 /* Root's side: the path lists, the probes, the root-side checks, the record.            */
 /* ------------------------------------------------------------------------------------ */
+
+/* 16 random hex digits (for a name nobody can guess beforehand). */
+static char *
+random_hex(void)
+{
+	unsigned char r[8];
+	char *s = sb_xmalloc(17);
+
+	if (sb_random_bytes(r, sizeof(r), NULL) < 0)
+		memset(r, 0, sizeof(r));
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(s + 2 * i, 3, "%02x", r[i]);
+	return s;
+}
 
 /* One record of the probe's input: "prop\0path\0". */
 static void
@@ -674,6 +790,58 @@ parse_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, struct sb_buf
 	}
 }
 
+/*
+ * The sandbox the daemon gives task scripts, built the same way from the same paths
+ * (sb_sandbox_for_runner), so the runner's probe sees what a script sees. Made once.
+ */
+static struct sb_sandbox *
+runner_sandbox(struct ep *ep, struct sb_error **err)
+{
+	static struct sb_sandbox sb;
+	static char *paths[9];
+	static bool made;
+
+	if (made)
+		return &sb;
+	{
+		const char *socks[2] = { ep->cfg.daemon_socket, ep->cfg.admin_socket };
+		size_t n = 0;
+
+		paths[n++] = sb_xstrdup(ep->cfg.source);
+		paths[n++] = sb_xstrdup(ep->agent_home);
+		paths[n++] = sb_xstrdup(ep->cfg.archive);
+		paths[n++] = sb_xstrdup(ep->cfg.daemon_state);
+		for (size_t i = 0; i < 2; i++) {
+			char *d = sb_xstrdup(socks[i]), *slash = strrchr(d, '/');
+
+			if (slash != NULL && slash != d)
+				*slash = '\0';
+			paths[n++] = d;
+		}
+		paths[n++] = sb_xstrdup(ep->cfg.results);
+		paths[n++] = sb_xstrdup(ep->cfg.repo_path);
+	}
+	if (sb_sandbox_for_runner(&sb, ep->cfg.runner_dir, (const char *const *)paths,
+		ep->runner_creds.uid, ep->runner_creds.gid, err) < 0)
+		return NULL;
+	made = true;
+	return &sb;
+}
+
+/* Root's namespaces ("net:[...] mnt:[...] ipc:[...] user:[...]"), for the runner's probe. */
+static void
+root_namespaces(struct sb_argv *env)
+{
+	static const char *const kinds[] = { "net", "mnt", "ipc", "user" };
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(512);
+	char id[64];
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(kinds); i++)
+		if (ns_id(kinds[i], id, sizeof(id)))
+			(void)sb_buf_appendf(&b, NULL, "%s%s", b.len > 0 ? " " : "", id);
+	sb_env_set(env, "SSE_PROBE_NS", b.s);
+}
+
 /* Run the probe as role with creds, feeding it the path list; record its answers. */
 static void
 run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb_creds *creds)
@@ -687,6 +855,9 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 	struct sb_cmd cmd = SB_CMD_INIT;
 	struct sb_cmd_result res;
 	struct sb_error *err = NULL;
+	bool runner = strcmp(role, "runner") == 0;
+	_cleanup_free_ char *mark = NULL;
+	_cleanup_close_ int mark_fd = -1;
 
 	hidden_paths(ep, ph, strcmp(role, "agent") == 0, &paths);
 	sb_env_set(&env, "PATH", probe_path);
@@ -702,6 +873,28 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 	sb_argv_pushf(&env, "SSE_PROBE_UID=%u", (unsigned)creds->uid);
 	sb_argv_pushf(&env, "SSE_PROBE_GID=%u", (unsigned)creds->gid);
 	sb_argv_pushf(&env, "SSE_PROBE_AGENT_UID=%u", (unsigned)ep->agent_creds.uid);
+	if (runner) {
+		/*
+		 * The runner's probe runs in the task scripts' sandbox. A marker only root could
+		 * have made in the real /tmp must not be visible there; the places the agent can
+		 * write must look empty.
+		 */
+		_cleanup_free_ char *hidden = sb_xasprintf("%s:%s:%s:%s", ep->cfg.source,
+		    ep->agent_home, ep->cfg.archive, ep->cfg.daemon_state);
+		_cleanup_free_ char *rnd = random_hex();
+
+		mark = sb_xasprintf("/tmp/.ssebench-probe-%s", rnd);
+		mark_fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		sb_env_set(&env, "SSE_PROBE_TMP_MARK", mark);
+		sb_env_set(&env, "SSE_PROBE_HIDDEN", hidden);
+		root_namespaces(&env);
+		cmd.sandbox = runner_sandbox(ep, &err);
+		if (cmd.sandbox == NULL) {
+			sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false, "runner: %s",
+			    sb_error_message(err));
+			sb_error_release(&err);
+		}
+	}
 	cmd.path = ep->self_exe;
 	cmd.argv = argv;
 	cmd.envp = env.v;
@@ -720,9 +913,16 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 	cmd.flags = SB_CMD_NEW_PGRP | SB_CMD_DEATHSIG;
 	if (sb_cmd_run(&cmd, &res, &err) < 0) {
 		ep_log(SB_LOG_ERROR, "isolation probe as %s: %s", role, sb_error_message(err));
+		if (runner)
+			sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
+			    "runner: the probe could not start: %s", sb_error_message(err));
 		sb_error_release(&err);
+		if (mark != NULL)
+			(void)unlink(mark);
 		return;
 	}
+	if (mark != NULL)
+		(void)unlink(mark);
 	parse_probe(ep, ph, role, &res.out);
 	if (res.exit_code != 0) {
 		sb_buf_rtrim(&res.err);

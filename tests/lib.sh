@@ -115,11 +115,13 @@ run_cmd() {
 # SB_TMP: a scratch directory for this script, removed when it exits. A script that needs
 # more cleanup defines sb_cleanup_hook, which runs first.
 SB_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sbtest.XXXXXX")
+# More scratch places a library of the tests makes outside SB_TMP, removed with it.
+SB_CLEANUP_PATHS=()
 _sb_cleanup() {
 	if command -v sb_cleanup_hook >/dev/null 2>&1; then
 		sb_cleanup_hook
 	fi
-	rm -rf "$SB_TMP"
+	rm -rf "$SB_TMP" ${SB_CLEANUP_PATHS[@]+"${SB_CLEANUP_PATHS[@]}"}
 }
 trap _sb_cleanup EXIT
 trap 'exit 130' INT

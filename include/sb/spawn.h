@@ -25,6 +25,7 @@
 #include "sb/common.h"
 #include "sb/error.h"
 #include "sb/priv.h"
+#include "sb/sandbox.h"
 
 /* Special values for sb_cmd's stdin_fd / stdout_fd / stderr_fd. */
 #define SB_CMD_DEVNULL (-2) /* /dev/null (the default for stdin) */
@@ -57,6 +58,12 @@ struct sb_cmd {
 	size_t stdin_len;
 	/* Who: credentials to drop to, a seccomp filter to load last, resource limits. */
 	const struct sb_creds *creds;
+	/*
+	 * A sandbox to enter after the credential drop (sb/sandbox.h; prepared for the creds'
+	 * ids, which must be set). The resource limits are then set inside it, so that a
+	 * per-user count such as RLIMIT_NPROC is the sandbox's own.
+	 */
+	const struct sb_sandbox *sandbox;
 	const struct sb_seccomp *seccomp;
 	const struct sb_rlimit_set *rlimits;
 	size_t n_rlimits;

@@ -35,6 +35,7 @@ enum sb_iso_prop {
 	SB_ISO_REFERENCE_MOUNT,	     /* /reference/patch.diff present iff the reference agent runs */
 	SB_ISO_NETWORK_INTERNAL,     /* no route out (restricted egress) */
 	SB_ISO_HOST_UNREACHABLE,     /* the host's bridge address does not answer (restricted) */
+	SB_ISO_RUNNER_SANDBOX,	     /* task scripts: loopback only, private tmp, agent places hidden */
 	SB_ISO_PROP_COUNT
 };
 

@@ -43,6 +43,7 @@ enum child_step {
 	STEP_CWD,
 	STEP_RLIMIT,
 	STEP_CREDS,
+	STEP_SANDBOX,
 	STEP_DEATHSIG,
 	STEP_FDS,
 	STEP_SECCOMP,
@@ -65,6 +66,8 @@ step_name(int step)
 		return "set resource limits";
 	case STEP_CREDS:
 		return "drop privileges";
+	case STEP_SANDBOX:
+		return "enter the sandbox";
 	case STEP_DEATHSIG:
 		return "set parent-death signal";
 	case STEP_FDS:
@@ -80,6 +83,9 @@ step_name(int step)
 struct child_report {
 	int step;
 	int errnum;
+	/* What within the step failed, when it says: a string literal, the same address in
+	 * the parent after fork, or NULL. */
+	const char *detail;
 };
 
 /* What the child needs, all resolved by the parent before fork. */
@@ -111,7 +117,7 @@ static _noreturn_ void
 child_run(const struct child_plan *p)
 {
 	const struct sb_cmd *c = p->c;
-	struct child_report rep = { 0, 0 };
+	struct child_report rep = { 0, 0, NULL };
 	int src[3];
 	const char *drop_step;
 
@@ -152,7 +158,7 @@ child_run(const struct child_plan *p)
 	if (c->cwd_fd >= 0 && fchdir(c->cwd_fd) < 0)
 		goto fail;
 	rep.step = STEP_RLIMIT;
-	for (size_t i = 0; i < c->n_rlimits; i++) {
+	for (size_t i = 0; c->sandbox == NULL && i < c->n_rlimits; i++) {
 		struct rlimit rl = { c->rlimits[i].cur, c->rlimits[i].max };
 
 		if (setrlimit(c->rlimits[i].resource, &rl) < 0)
@@ -162,6 +168,30 @@ child_run(const struct child_plan *p)
 		rep.step = STEP_CREDS;
 		if (sb_priv_drop(c->creds, &drop_step) < 0)
 			goto fail;
+	}
+	if (c->sandbox != NULL) {
+		rep.step = STEP_SANDBOX;
+		if (c->creds == NULL) {
+			errno = EINVAL;
+			goto fail;
+		}
+		if (sb_sandbox_enter(c->sandbox, c->cwd_fd, &drop_step) < 0) {
+			rep.detail = drop_step;
+			goto fail;
+		}
+		/*
+		 * Limits are set in the sandbox, with the user namespace made while the limit was
+		 * still the parent's: the kernel then counts RLIMIT_NPROC for this namespace on
+		 * its own, and one run's fork bomb does not use up another run's count of the
+		 * same uid. Lowering a limit needs no privilege.
+		 */
+		rep.step = STEP_RLIMIT;
+		for (size_t i = 0; i < c->n_rlimits; i++) {
+			struct rlimit rl = { c->rlimits[i].cur, c->rlimits[i].max };
+
+			if (setrlimit(c->rlimits[i].resource, &rl) < 0)
+				goto fail;
+		}
 	}
 	/* After the uid change, which clears the parent-death signal. */
 	rep.step = STEP_DEATHSIG;
@@ -286,7 +316,7 @@ sb_cmd_start(struct sb_cmd *c, struct sb_error **err)
 	if (n == (ssize_t)sizeof(rep)) {
 		(void)SB_RETRY_EINTR(waitpid(pid, NULL, 0));
 		return sb_error_errno(err, rep.errnum, "cannot start '%s': %s", c->argv[0],
-		    step_name(rep.step));
+		    rep.detail != NULL ? rep.detail : step_name(rep.step));
 	}
 	/* EOF: execve() succeeded and closed the close-on-exec report pipe. */
 	c->pid = pid;

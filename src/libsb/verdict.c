@@ -42,6 +42,9 @@ static const struct {
 		"the container has no route out (restricted egress)" },
 	[SB_ISO_HOST_UNREACHABLE] = { "host_unreachable",
 		"the host's address on the run's network does not answer (restricted egress)" },
+	[SB_ISO_RUNNER_SANDBOX] = { "runner_sandbox",
+		"task scripts run in namespaces of their own with no network but loopback, a "
+		"private /tmp, and no way to the agent's socket or to a place the agent can see" },
 };
 
 static const char *const phases[SB_ISO_PHASE_COUNT] = { "before_agent", "before_grading" };

@@ -10,7 +10,16 @@ RUNNER_USER=${SBT_USER_PREFIX:-sbt}-runner
 DAEMON_USER=${SBT_USER_PREFIX:-sbt}-daemon
 TOKEN=test-token-$$-$RANDOM
 PORT=$((20000 + ($$ % 20000)))
-D=$SB_TMP/run
+# The run's files, outside /tmp (where SB_TMP usually is), as in a run (/ssebench,
+# /var/lib/ssebench-runner, /src/...): the runner's sandbox gives task scripts a /tmp of
+# their own, in which nothing below the real /tmp is there.
+D=$(mktemp -d "${SBT_RUN_BASE:-/var/lib}/sbtest-run.XXXXXX") || D=$SB_TMP/run
+chmod 0755 "$D"
+SB_CLEANUP_PATHS+=("$D")
+# The agent socket, in a directory of its own as in a run (/tmp/sse.sock): the runner's
+# sandbox hides that directory, which it could not do were it the one above the runner's.
+SOCK=$D/sock/sse.sock
+RUNNER_DIR=$D/runner
 daemon_pid=
 
 # Needs root (the daemon separates users) and the test users (created once, kept).
@@ -31,7 +40,7 @@ require_daemon_env() {
 make_fixture() {
 	rm -rf "$D"
 	mkdir -p "$D/bench/scripts" "$D/bench/pocs" "$D/bench/diffs" "$D/bench/reports" \
-		"$D/src" "$D/results" "$D/archive"
+		"$D/src" "$D/results" "$D/archive" "$D/sock"
 	cat >"$D/bench/config.yaml" <<EOT
 id: daemon-test
 project: demo
@@ -73,14 +82,14 @@ start_daemon() {
 	shift
 	env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		SSE_BENCH_PATH="$D/bench" SSE_REPO_PATH="$D/repo" SSE_RESULTS="$D/results" \
-		SSE_ARCHIVE="$D/archive" SSE_RUNNER_DIR="$D/runner" SSE_DAEMON_STATE="$D/state" \
-		SSE_DAEMON_SOCKET="$D/sse.sock" SSE_ADMIN_SOCKET="$D/admin/admin.sock" \
+		SSE_ARCHIVE="$D/archive" SSE_RUNNER_DIR="$RUNNER_DIR" SSE_DAEMON_STATE="$D/state" \
+		SSE_DAEMON_SOCKET="$SOCK" SSE_ADMIN_SOCKET="$D/admin/admin.sock" \
 		SSE_HTTP_PORT="$PORT" SSE_DAEMON_TOKEN="$TOKEN" SSE_AGENT_USER="$AGENT_USER" \
 		SSE_RUNNER_USER="$RUNNER_USER" SSE_DAEMON_USER="$DAEMON_USER" \
 		SSE_DIFFICULTY="$level" "$@" "$DAEMON" >>"$D/daemon.log" 2>&1 &
 	daemon_pid=$!
 	for _ in $(seq 100); do
-		if curl -s -m 1 --unix-socket "$D/sse.sock" http://d/version >/dev/null 2>&1 &&
+		if curl -s -m 1 --unix-socket "$SOCK" http://d/version >/dev/null 2>&1 &&
 			curl -s -m 1 --unix-socket "$D/admin/admin.sock" http://d/version >/dev/null 2>&1; then
 			return 0
 		fi
@@ -112,7 +121,7 @@ req() {
 	local l=$1 m=$2 p=$3 body=${4-}
 	local args=(-s -m 120 -o "$SB_TMP/body" -w '%{http_code}' -X "$m")
 	case $l in
-	agent) args+=(--unix-socket "$D/sse.sock") ;;
+	agent) args+=(--unix-socket "$SOCK") ;;
 	admin) args+=(--unix-socket "$D/admin/admin.sock") ;;
 	tcp) ;;
 	tcptoken) args+=(-H "Authorization: Bearer $TOKEN") ;;

@@ -12,8 +12,8 @@ plan_lazy
 # run_daemon_once [NAME=VALUE...]: start the daemon with the fixture, expect it to exit.
 run_daemon_once() {
 	timeout 20 env -i PATH=/usr/bin:/bin SSE_BENCH_PATH="$D/bench" SSE_REPO_PATH="$D/repo" \
-		SSE_RESULTS="$D/results" SSE_ARCHIVE="$D/archive" SSE_RUNNER_DIR="$D/runner" \
-		SSE_DAEMON_STATE="$D/state" SSE_DAEMON_SOCKET="$D/sse.sock" \
+		SSE_RESULTS="$D/results" SSE_ARCHIVE="$D/archive" SSE_RUNNER_DIR="$RUNNER_DIR" \
+		SSE_DAEMON_STATE="$D/state" SSE_DAEMON_SOCKET="$SOCK" \
 		SSE_ADMIN_SOCKET="$D/admin/admin.sock" SSE_AGENT_USER="$AGENT_USER" \
 		SSE_RUNNER_USER="$RUNNER_USER" SSE_DAEMON_USER="$DAEMON_USER" "$@" "$DAEMON"
 }
@@ -24,7 +24,7 @@ for bad in -1 5 abc 2.0 " 2" "2 " 0x2 99999999999999999999; do
 	is "$r_rc" 2 "SSE_DIFFICULTY='$bad' stops the daemon with status 2"
 	like "$r_err" "SSE_DIFFICULTY=.* is not a difficulty level" "SSE_DIFFICULTY='$bad' is explained"
 done
-ok "$([ ! -e "$D/sse.sock" ]; echo $?)" "no socket was created by a daemon that refused to start"
+ok "$([ ! -e "$SOCK" ]; echo $?)" "no socket was created by a daemon that refused to start"
 
 run_cmd r run_daemon_once SSE_RUNNER_USER="$AGENT_USER"
 is "$r_rc" 1 "runner user = agent user: refused"
@@ -67,13 +67,13 @@ printf 'secret\n' >"$D/bench/unnamed/x"
 printf '#!/bin/sh\ncc -c %s/harness/driver.c -o /dev/null; ls %s/pocs\necho "poc $1"\n' \
 	"$D/bench" "$D/bench" >"$D/bench/scripts/run.sh"
 # A planted file or link at the agent socket path is replaced, not used.
-ln -s /etc/passwd "$D/sse.sock"
+ln -s /etc/passwd "$SOCK"
 start_daemon 2 || bail "daemon did not start"
-sock_mode=$(stat -c '%a %U %F' "$D/sse.sock")
+sock_mode=$(stat -c '%a %U %F' "$SOCK")
 is "$sock_mode" "666 root socket" "agent socket: 0666, root, a socket (the planted link is gone)"
 is "$(stat -c '%a %U %F' "$D/admin/admin.sock")" "600 root socket" "admin socket: 0600, root"
 is "$(stat -c '%a %U' "$D/admin")" "700 root" "admin socket directory: 0700, root"
-is "$(stat -c '%a %U %G' "$D/runner")" "710 root $RUNNER_USER" "runner directory: 0710 root:runner"
+is "$(stat -c '%a %U %G' "$RUNNER_DIR")" "710 root $RUNNER_USER" "runner directory: 0710 root:runner"
 is "$(stat -c '%a %U %G' "$D/bench/diffs/patch.diff")" "600 root root" "reference patch: root-only"
 is "$(stat -c '%a %U %G' "$D/bench/scripts/build.sh")" "750 root $RUNNER_USER" "build script: runner's group may run it"
 is "$(stat -c '%a %U %G' "$D/bench/scripts/run.sh")" "700 root root" "run script: root-only (it is staged per PoC)"
@@ -87,7 +87,7 @@ ok "$(ps -o user= -p "$(pgrep -P "$daemon_pid" | head -1)" | grep -qv root; echo
 # HTTP hygiene.
 r=$(req agent GET /no/such/path)
 like "$r" '^404 \{"error":"no such endpoint"\}$' "unknown route: 404 JSON"
-r=$(curl -s -m 5 -D - -o /dev/null -X DELETE --unix-socket "$D/sse.sock" http://d/diff)
+r=$(curl -s -m 5 -D - -o /dev/null -X DELETE --unix-socket "$SOCK" http://d/diff)
 like "$r" '^HTTP/1.1 405' "wrong method: 405"
 like "$r" '^Allow: GET' "405 says which method is allowed"
 big=$(head -c 100000 /dev/zero | tr '\0' a)

@@ -23,10 +23,10 @@ read-hidden)
 		"$D/bench/config.yaml" "$D/repo/main.c" "$D/results/final.patch"; do
 		cat "\$f" 2>&1 || true
 	done
-	ls "$D/bench" "$D/runner" 2>&1
+	ls "$D/bench" "$RUNNER_DIR" 2>&1
 	cat ./leak 2>&1; cat ./leak-dir/patch.diff 2>&1 ;;
 write-outside)
-	for f in "$D/src/planted" "$D/results/result.json" "$D/bench/planted" "$D/runner/planted" \
+	for f in "$D/src/planted" "$D/results/result.json" "$D/bench/planted" "$RUNNER_DIR/planted" \
 		"$D/archive/planted"; do
 		echo x > "\$f" 2>&1 && echo "WROTE \$f"
 	done ;;
@@ -43,6 +43,22 @@ flood)
 	head -c 1073741824 /dev/zero | tr '\\0' x ;;
 sleep)
 	sleep 60 ;;
+reach)
+	# Everything the agent could see or be reached through: none of it may work.
+	port=\$(cat port)
+	(exec 3<>/dev/tcp/127.0.0.1/\$port) 2>/dev/null && echo "REACHED tcp"
+	python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect("\0sse-t0300-" + sys.argv[1]); print("REACHED abstract")' "\$port" 2>/dev/null
+	python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("REACHED agent socket")' "$SOCK" 2>/dev/null
+	# Writes to /tmp, /var/tmp and /dev/shm land in the sandbox's own (or fail): the check
+	# below looks for them outside. A directory the agent opened to everyone must refuse.
+	for d in /tmp /var/tmp /dev/shm; do
+		echo leak >"\$d/runner-leak" 2>/dev/null
+	done
+	for d in "$D/src/open" "$SB_TMP/open"; do
+		echo leak >"\$d/runner-leak" 2>/dev/null && echo "WROTE \$d"
+	done
+	tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' '; echo
+	echo reach-done ;;
 junk)
 	# What a check may leave in its workspace for the next session to clear: a directory
 	# its owner made unreadable, and one too deep to walk.
@@ -129,7 +145,7 @@ like "$r" 'CapEff:\\t0000000000000000' "env: no effective capabilities"
 like "$r" 'CapBnd:\\t0000000000000000' "env: empty bounding set"
 like "$r" 'NoNewPrivs:\\t1' "env: no_new_privs"
 like "$r" 'Seccomp:\\t2' "env: a seccomp filter"
-like "$r" 'PermissionError|Permission denied' "env: the admin socket cannot be connected to"
+like "$r" 'PermissionError|Permission denied|FileNotFoundError' "env: the admin socket cannot be connected to (refused, or not even there in the runner's sandbox)"
 
 setmode daemonize
 r=$(build)
@@ -192,6 +208,40 @@ start_daemon 0 SSE_BUILD_TIMEOUT=3 SSE_OUTPUT_CAP=65536 SSE_RUNNER_NPROC=200 \
 	SSE_API_KEY=sk-secret-key OPENAI_API_KEY=sk-other HOME="$SB_TMP/home" \
 	XDG_CONFIG_HOME="$SB_TMP/home" || bail "daemon did not start again"
 
+# The runner's sandbox: no network but its own loopback, no shared place, no socket of the
+# agent's (the agent socket, an abstract socket, a FIFO or socket in a directory the agent
+# opened to everyone). A listener on the host's loopback and one on an abstract socket, as
+# the agent would start them, show that the routes would work without the sandbox.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -c '
+import socket, sys, threading
+t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+t.bind(("127.0.0.1", int(sys.argv[1]))); t.listen(8)
+a = socket.socket(socket.AF_UNIX); a.bind("\0sse-t0300-" + sys.argv[1]); a.listen(8)
+open(sys.argv[2], "w").write("up\n")
+def serve(s):
+    while True:
+        c, _ = s.accept(); open(sys.argv[2], "a").write("conn\n"); c.close()
+threading.Thread(target=serve, args=(a,), daemon=True).start()
+serve(t)' "$port" "$SB_TMP/listener.log" &
+lpid=$!
+for _ in $(seq 50); do [ -s "$SB_TMP/listener.log" ] && break; sleep 0.1; done
+rm -f /tmp/runner-leak /var/tmp/runner-leak /dev/shm/runner-leak
+mkdir -p "$D/src/open" "$SB_TMP/open" && chmod 0777 "$D/src/open" "$SB_TMP/open"
+printf '%s\n' "$port" >"$D/src/port"
+chown "$AGENT_USER" "$D/src/port" "$D/src/open"
+ok "$((exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; echo $?)" "reach: control: the host's listener answers outside the sandbox"
+setmode reach
+r=$(build)
+like "$r" 'reach-done' "reach: the check ran"
+unlike "$r" 'REACHED|WROTE' "reach: no listener, socket or shared place was reached"
+like "$r" '"stdout":"lo \\nreach-done' "reach: its only network interface is loopback"
+is "$(grep -c conn "$SB_TMP/listener.log")" 1 "reach: the listeners saw only the control"
+ok "$([ ! -e /tmp/runner-leak ] && [ ! -e /var/tmp/runner-leak ] && [ ! -e /dev/shm/runner-leak ] && [ -z "$(ls -A "$D/src/open")" ] && [ -z "$(ls -A "$SB_TMP/open")" ]; echo $?)" \
+	"reach: nothing was left in /tmp, /var/tmp, /dev/shm or a directory open to everyone"
+kill "$lpid" 2>/dev/null
+rm -rf "$D/src/open" "$D/src/port" /tmp/runner-leak /var/tmp/runner-leak /dev/shm/runner-leak
+
 # Junk a check leaves that cannot be removed the usual way does not stop grading from
 # starting (prepare_grading below clears the area for the new session).
 setmode junk
@@ -206,7 +256,7 @@ unlike "$r" 'REFERENCE-PATCH-CONTENT' "the diff never holds the linked reference
 is "$(status agent GET /files)" 200 "/files works on the hostile tree"
 is "$(status admin POST /admin/agent_exited '{}')" 200 "agent_exited"
 is "$(status admin POST /prepare_grading '{}')" 200 "prepare_grading on the hostile tree"
-is "$(ls -A "$D/runner" | grep -v '^\.trash$' | sort | tr '\n' ' ')" "grading home-2 " \
+is "$(ls -A "$RUNNER_DIR" | grep -v '^\.trash$' | sort | tr '\n' ' ')" "grading home-2 " \
 	"prepare_grading: the runner's area holds only the new session (what the last one left is put away)"
 unlike "$(cat "$D/results/final.patch")" 'REFERENCE-PATCH-CONTENT' "final.patch holds no linked hidden content"
 is "$(ls "$MARK" | grep -c ran-as)" 0 "no hook, filter, fsmonitor or diff driver ran (as any user)"

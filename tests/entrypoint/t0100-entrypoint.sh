@@ -156,8 +156,8 @@ write_secrets() {
 }
 
 ep_env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-	SSE_BENCH_PATH="$D/bench" SSE_REPO_PATH="$D/repo" SSE_RUNNER_DIR="$D/runner"
-	SSE_DAEMON_STATE="$D/state" SSE_DAEMON_SOCKET="$D/sse.sock"
+	SSE_BENCH_PATH="$D/bench" SSE_REPO_PATH="$D/repo" SSE_RUNNER_DIR="$RUNNER_DIR"
+	SSE_DAEMON_STATE="$D/state" SSE_DAEMON_SOCKET="$SOCK"
 	SSE_ADMIN_SOCKET="$D/admin/admin.sock" SSE_HTTP_PORT="$PORT" SSE_DIFFICULTY=2
 	SSE_MCP_BIN="$SB_BUILDDIR/ssebench-mcp" SSE_MCP_PORT="$MCP_PORT" SSE_MCP_USER="$MCP_USER"
 	SSE_AGENT_USER="$AGENT_USER" SSE_RUNNER_USER="$RUNNER_USER" SSE_DAEMON_USER="$DAEMON_USER"
@@ -243,7 +243,7 @@ live_procs() {
 
 # Does the agent socket answer?
 answers() {
-	curl -s -m 2 --unix-socket "$D/sse.sock" http://d/version >/dev/null 2>&1
+	curl -s -m 2 --unix-socket "$SOCK" http://d/version >/dev/null 2>&1
 }
 
 alive() {
@@ -287,7 +287,7 @@ is "$(cat "$A/stdin" 2>/dev/null)" /dev/null "its stdin is /dev/null"
 is "$(cat "$A/core" 2>/dev/null)" 0 "it may not dump core"
 is "$(awk '{ print ($1 == $2) }' "$A/session" 2>/dev/null)" 1 "it leads a session of its own"
 agent_env=$(cat "$A/env" 2>/dev/null)
-like "$agent_env" "^SSE_DAEMON_SOCKET=$D/sse.sock\$" "it gets SSE_DAEMON_SOCKET"
+like "$agent_env" "^SSE_DAEMON_SOCKET=$SOCK\$" "it gets SSE_DAEMON_SOCKET"
 like "$agent_env" "^SSE_DAEMON_TOKEN=$TOKEN\$" "it gets the daemon token from the secrets file"
 like "$agent_env" "^SSE_API_KEY=$API_KEY\$" "and the model key"
 like "$agent_env" '^SSE_MODEL_NAME=m=1$' "a value may contain '='"
@@ -490,8 +490,8 @@ if command -v python3 >/dev/null; then
 		"(True, 'open', 'open', [])" "isolation: every claimed property held; tier open (egress open)"
 	is "$(jget "$R/isolation.json" '" ".join(sorted(d["phases"]))')" "before_agent before_grading" \
 		"isolation: checked before the agent and before grading"
-	is "$(jget "$R/isolation.json" '[d["phases"]["before_agent"][p]["status"] for p in ("agent_identity", "runner_identity", "no_capabilities", "no_new_privs", "seccomp", "task_files_hidden", "pristine_repo_hidden", "results_hidden", "single_commit", "difficulty_gate", "reference_mount")]')" \
-		"['held', 'held', 'held', 'held', 'held', 'held', 'held', 'held', 'held', 'held', 'held']" \
+	is "$(jget "$R/isolation.json" '[d["phases"]["before_agent"][p]["status"] for p in ("agent_identity", "runner_identity", "no_capabilities", "no_new_privs", "seccomp", "task_files_hidden", "pristine_repo_hidden", "results_hidden", "single_commit", "difficulty_gate", "reference_mount", "runner_sandbox")]')" \
+		"['held', 'held', 'held', 'held', 'held', 'held', 'held', 'held', 'held', 'held', 'held', 'held']" \
 		"isolation: each property held before the agent"
 	is "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["network_internal"]["status"]')" \
 		not_claimed "isolation: an open run claims no network isolation"
@@ -601,14 +601,17 @@ run_cmd r "$EP" --sidecar-task "$B/probe"
 is "$r_rc" 1 "--sidecar-task with a command: exit 1"
 like "$r_out$r_err" 'takes no command' "and it says that the agent runs in the agent container"
 if command -v python3 >/dev/null; then
-	d_mode=$(stat -c '%a' "$D")
+	d_mode=$(stat -c '%a' "$D/sock")
 	sidecar_reset() {
 		rm -f "$R/isolation-task.json" "$R/agent-phase-ended" "$R/isolation.json" "$R/task-entrypoint.log"
 		reset_archive
 	}
 	# start_task [NAME=VALUE...]: the task side in the background; task_pid.
+	# In sidecar mode the admin socket's directory is below the agent socket's (both are on
+	# the shared socket volume).
+	SIDECAR_ADMIN=SSE_ADMIN_SOCKET=$D/sock/admin/admin.sock
 	start_task() {
-		env -i "${ep_env[@]}" "$@" "$EP" --sidecar-task >"$SB_TMP/task.out" 2>&1 &
+		env -i "${ep_env[@]}" "$SIDECAR_ADMIN" "$@" "$EP" --sidecar-task >"$SB_TMP/task.out" 2>&1 &
 		task_pid=$!
 	}
 	stop_task() {
@@ -621,7 +624,7 @@ if command -v python3 >/dev/null; then
 		local vars=()
 		while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
 		shift
-		timeout -s KILL 180 env -i "${ep_env[@]}" SSE_SIDECAR_WAIT=60 ${vars[@]+"${vars[@]}"} \
+		timeout -s KILL 180 env -i "${ep_env[@]}" "$SIDECAR_ADMIN" SSE_SIDECAR_WAIT=60 ${vars[@]+"${vars[@]}"} \
 			"$EP" --sidecar-agent -- "$@" >"$SB_TMP/ep.out" 2>&1
 		ep_rc=$?
 		ep_out=$(cat "$SB_TMP/ep.out")
@@ -637,7 +640,7 @@ if command -v python3 >/dev/null; then
 		"sidecar: the runner's identity comes from the task side's record"
 	is "$(jget "$R/isolation-task.json" '" ".join(sorted(d["phases"]))')" "before_agent before_grading" \
 		"sidecar: the task side checked before the agent and again before grading"
-	is "$(stat -c '%a %U' "$D")" "711 root" "sidecar: the socket directory is root's, 0711"
+	is "$(stat -c '%a %U' "$D/sock")" "711 root" "sidecar: the socket directory is root's, 0711"
 	like "$(cat "$R/task-entrypoint.log")" 'isolation before_grading: established' "sidecar: task-entrypoint.log has the task side's checks"
 	ok "$(answers; echo $?)" "sidecar: the task side's daemon still serves after grading"
 	stop_task
@@ -664,7 +667,7 @@ if command -v python3 >/dev/null; then
 	is "$ep_rc" 1 "sidecar, no task side: exit 1"
 	ok "$([ ! -e "$D/archive/uid" ]; echo $?)" "sidecar, no task side: the agent never ran"
 	like "$ep_out" 'did not record its isolation before_agent within 2 s' "sidecar, no task side: the log says what it waited for"
-	chmod "$d_mode" "$D"
+	chmod "$d_mode" "$D/sock"
 fi
 
 is "$(stat -c '%a %U' "$SB_TMP/rp")" "700 root" "the results directory's parent is still 0700 root"

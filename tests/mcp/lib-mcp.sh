@@ -16,7 +16,7 @@ MPORT=$(free_port)
 start_mcp() {
 	local level=$1
 	shift
-	env -i PATH=/usr/bin:/bin SSE_DAEMON_SOCKET="$D/sse.sock" SSE_DIFFICULTY="$level" \
+	env -i PATH=/usr/bin:/bin SSE_DAEMON_SOCKET="$SOCK" SSE_DIFFICULTY="$level" \
 		SSE_MCP_PORT="$MPORT" MCP_LOG_DIR="$SB_TMP/mcp-logs" "$@" "$MCP" >>"$SB_TMP/mcp.log" 2>&1 &
 	mcp_pid=$!
 	for _ in $(seq 50); do

@@ -41,7 +41,7 @@ is "$r_rc" 2 "SSE_AGENT_DOCKER must be host:port, not a URL"
 
 make_fixture
 start_daemon 0 || bail "no daemon"
-export SSE_DAEMON_SOCKET=$D/sse.sock SSE_ARCHIVE=$D/archive
+export SSE_DAEMON_SOCKET=$SOCK SSE_ARCHIVE=$D/archive
 
 run_cmd r "$SSE" version
 is "$r_rc" 0 "version: exit 0"

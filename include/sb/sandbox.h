@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sandbox.h: a private view of the machine for untrusted code that must not share anything
+ * with another user: the runner's task scripts, which during the agent phase (levels 0 and
+ * 1) and during grading run next to hidden material, the PoCs and the hidden tests.
+ *
+ * A sandboxed child gets, after its uid change and before its seccomp filter:
+ *   - user, network, mount and IPC namespaces of its own. The user namespace maps only its
+ *     own uid and gid (to themselves), so it needs no privilege to make, and the namespaces
+ *     under it need none either: no capability of the container is used;
+ *   - a network with only a loopback interface, up: no other run, no model proxy, no host,
+ *     and not the daemon's TCP port or the MCP server (loopback is its own);
+ *   - every mount read-only, but the places it is given to write (bind-mounted onto
+ *     themselves first, so they stay writable);
+ *   - a fresh tmpfs on each private temporary directory (/tmp, /var/tmp, /dev/shm): nothing
+ *     it writes there is seen by anyone else, and the agent's socket in /tmp is gone;
+ *   - an empty, read-only, mode 0000 tmpfs over each hidden directory: the places the agent can write
+ *     (its tree, its home, its archive, the daemon's state) and the socket directories, so
+ *     that it can neither leave anything where the agent would find it, nor reach a FIFO
+ *     or a socket the agent planted (a read-only mount does not stop either);
+ *   - its own System V IPC and POSIX message queues, and its own abstract Unix sockets
+ *     (they belong to the network namespace).
+ * It runs with no capability: the ones the new user namespace gives it are dropped before
+ * exec, and no_new_privs (already set by the uid change) keeps exec from adding any.
+ *
+ * Needs a kernel that allows user namespaces to an unprivileged uid and mount_setattr(2)
+ * (5.12). In a container, the container's seccomp profile must allow unshare(2) and mount(2)
+ * (Docker's default does not; the CLI gives runs a profile of its own, docs/integrity.md).
+ */
+#ifndef SB_SANDBOX_H
+#define SB_SANDBOX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "sb/common.h"
+#include "sb/error.h"
+
+#define SB_SANDBOX_PATHS_MAX 16
+#define SB_SANDBOX_TMP_DEFAULT ((unsigned long long)1 << 30) /* bytes per private tmpfs */
+
+struct sb_sandbox {
+	/* What the caller fills in: absolute, normalised paths, valid until the child execs. */
+	const char *writable[SB_SANDBOX_PATHS_MAX];    /* directories that stay writable */
+	const char *private_tmp[SB_SANDBOX_PATHS_MAX]; /* each gets a fresh tmpfs, mode 1777 */
+	const char *hidden[SB_SANDBOX_PATHS_MAX];      /* each is covered by an empty tmpfs */
+	size_t nwritable, nprivate, nhidden;
+	unsigned long long tmp_size; /* bytes per private tmpfs; 0: SB_SANDBOX_TMP_DEFAULT */
+	/* What sb_sandbox_prepare fills in, for the child (which may not allocate). */
+	char uid_map[48], gid_map[48], tmp_opts[64];
+	bool prepared;
+};
+
+/*
+ * Add a path to one of the three lists (`list` is sb->writable, sb->private_tmp or
+ * sb->hidden, `n` its count). Refuses a relative path and a full list (EINVAL, E2BIG).
+ */
+int sb_sandbox_add(const char **list, size_t *n, const char *path, struct sb_error **err);
+
+/*
+ * Check the lists and prepare what the child needs for uid/gid (the ids the child has
+ * after its credential drop). A hidden or private directory that is, or contains, a
+ * writable one is refused (EINVAL): it would hide what must stay reachable.
+ */
+int sb_sandbox_prepare(struct sb_sandbox *sb, uid_t uid, gid_t gid, struct sb_error **err);
+
+/*
+ * The runner's sandbox: runner_dir writable (its workspaces, homes and staged copies), a
+ * private /tmp, /var/tmp and /dev/shm, and hidden: each directory of `others`
+ * (NULL-terminated: the places the agent can write and the socket directories), and
+ * /run/lock. A directory of others that is, or is above, runner_dir, or that lies in a
+ * private directory (gone anyway), is left out: the isolation probe, run in the same
+ * sandbox, then finds whatever stayed reachable. Prepared for creds' ids. The strings must
+ * outlive every child started with sb.
+ */
+int sb_sandbox_for_runner(struct sb_sandbox *sb, const char *runner_dir,
+    const char *const *others, uid_t uid, gid_t gid, struct sb_error **err);
+
+/*
+ * In the child, after the uid change: make and enter the namespaces, set up the mounts and
+ * the loopback interface, drop the namespace's capabilities, then fchdir to cwd_fd (>= 0)
+ * through its new mount. Async-signal-safe (system calls on prepared data only). Returns 0,
+ * or -1 with errno set and *ret_step naming what failed.
+ */
+int sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step);
+
+#endif

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sandbox.c: the runner's private namespaces and mounts (see sandbox.h).
+ *
+ * sb_sandbox_enter runs in a forked child between its uid change and its exec, so it makes
+ * system calls only, on strings the parent prepared. The order matters:
+ *   1. unshare the user namespace together with the others: the new mount and network
+ *      namespaces then belong to it, and the capabilities it gives are good for them;
+ *   2. map our one uid and gid (setgroups denied first, as the kernel requires for an
+ *      unprivileged gid map);
+ *   3. bring up loopback;
+ *   4. mounts: private propagation, the writable places bound onto themselves, everything
+ *      read-only, the writable places (and /proc, /dev) back to read-write, then the private
+ *      tmpfs and the hidden covers;
+ *   5. back to the working directory through its new mount (the old descriptor points into
+ *      the mount that is now read-only);
+ *   6. drop every capability of the namespace (ambient, bounding, then the sets).
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/mount.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sb/common.h"
+#include "sb/path.h"
+#include "sb/sandbox.h"
+
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
+/* The kernel's struct mount_attr, spelled out: older headers lack it. */
+struct sandbox_mount_attr {
+	unsigned long long attr_set, attr_clr, propagation, userns_fd;
+};
+
+int
+sb_sandbox_add(const char **list, size_t *n, const char *path, struct sb_error **err)
+{
+	if (path == NULL || path[0] != '/')
+		return sb_error_set(err, EINVAL, "sandbox path '%s' is not absolute",
+		    path != NULL ? path : "(null)");
+	if (*n >= SB_SANDBOX_PATHS_MAX)
+		return sb_error_set(err, E2BIG, "more than %d sandbox paths", SB_SANDBOX_PATHS_MAX);
+	list[(*n)++] = path;
+	return 0;
+}
+
+/* Is a the same directory as b, or above it? ("/a" is above "/a/b", not above "/ab".) */
+static bool
+covers(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	if (n == 1 && a[0] == '/')
+		return true;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+int
+sb_sandbox_prepare(struct sb_sandbox *sb, uid_t uid, gid_t gid, struct sb_error **err)
+{
+	unsigned long long size = sb->tmp_size != 0 ? sb->tmp_size : SB_SANDBOX_TMP_DEFAULT;
+
+	for (size_t w = 0; w < sb->nwritable; w++) {
+		for (size_t h = 0; h < sb->nhidden; h++)
+			if (covers(sb->hidden[h], sb->writable[w]))
+				return sb_error_set(err, EINVAL,
+				    "sandbox: hiding '%s' would hide the writable '%s'", sb->hidden[h],
+				    sb->writable[w]);
+		for (size_t p = 0; p < sb->nprivate; p++)
+			if (covers(sb->private_tmp[p], sb->writable[w]))
+				return sb_error_set(err, EINVAL,
+				    "sandbox: a private '%s' would hide the writable '%s'",
+				    sb->private_tmp[p], sb->writable[w]);
+	}
+	if (uid == 0 || gid == 0)
+		return sb_error_set(err, EPERM, "sandbox: the sandboxed uid and gid must not be 0");
+	snprintf(sb->uid_map, sizeof(sb->uid_map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	snprintf(sb->gid_map, sizeof(sb->gid_map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	snprintf(sb->tmp_opts, sizeof(sb->tmp_opts), "mode=1777,size=%llu", size);
+	sb->prepared = true;
+	return 0;
+}
+
+int
+sb_sandbox_for_runner(struct sb_sandbox *sb, const char *runner_dir, const char *const *others,
+    uid_t uid, gid_t gid, struct sb_error **err)
+{
+	static const char *const tmp[] = { "/tmp", "/var/tmp", "/dev/shm" };
+
+	memset(sb, 0, sizeof(*sb));
+	if (sb_sandbox_add(sb->writable, &sb->nwritable, runner_dir, err) < 0)
+		return -1;
+	for (size_t i = 0; i < SB_ARRAY_SIZE(tmp); i++)
+		if (!covers(tmp[i], runner_dir) &&
+		    sb_sandbox_add(sb->private_tmp, &sb->nprivate, tmp[i], err) < 0)
+			return -1;
+	if (sb_sandbox_add(sb->hidden, &sb->nhidden, "/run/lock", err) < 0)
+		return -1;
+	for (const char *const *o = others; o != NULL && *o != NULL; o++) {
+		bool skip = covers(*o, runner_dir);
+
+		for (size_t i = 0; i < sb->nprivate && !skip; i++)
+			skip = covers(sb->private_tmp[i], *o);
+		for (size_t i = 0; i < sb->nhidden && !skip; i++)
+			skip = covers(sb->hidden[i], *o);
+		if (!skip && sb_sandbox_add(sb->hidden, &sb->nhidden, *o, err) < 0)
+			return -1;
+	}
+	return sb_sandbox_prepare(sb, uid, gid, err);
+}
+
+/* write(2) a whole string to a file that exists; async-signal-safe. */
+static int
+write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t n = strlen(s);
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	w = write(fd, s, n);
+	close(fd);
+	if (w != (ssize_t)n) {
+		if (w >= 0)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+loopback_up(void)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+	if (s < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	r = ioctl(s, SIOCGIFFLAGS, &ifr);
+	if (r == 0) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		r = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+	return r;
+}
+
+static int
+set_ro(const char *path, bool ro, bool recursive)
+{
+	struct sandbox_mount_attr a;
+
+	memset(&a, 0, sizeof(a));
+	if (ro)
+		a.attr_set = MOUNT_ATTR_RDONLY;
+	else
+		a.attr_clr = MOUNT_ATTR_RDONLY;
+	return (int)syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &a,
+	    sizeof(a));
+}
+
+/* Is path the root of a mount of another file system than "/"'s (as /proc and /dev are)? */
+static bool
+other_fs_root(const char *path, const struct stat *root)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev != root->st_dev;
+}
+
+/* The decimal form of a non-negative int, into buf (at least 12 bytes); async-signal-safe. */
+static void
+int_to_dec(int v, char *buf)
+{
+	char tmp[12];
+	size_t n = 0, i = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0 && n < sizeof(tmp));
+	while (n > 0)
+		buf[i++] = tmp[--n];
+	buf[i] = '\0';
+}
+
+/*
+ * chdir to the directory cwd_fd is, by its path, so that the working directory is on the
+ * mount that path now reaches (the one left writable), and check that it is the same
+ * directory: a rename since the descriptor was opened must not move us elsewhere.
+ */
+static int
+chdir_again(int cwd_fd)
+{
+	char link[32] = "/proc/self/fd/", path[4096];
+	struct stat a, b;
+	ssize_t n;
+
+	int_to_dec(cwd_fd, link + strlen(link));
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/') {
+		if (n >= 0)
+			errno = ENOENT;
+		return -1;
+	}
+	path[n] = '\0';
+	if (fstat(cwd_fd, &a) < 0 || chdir(path) < 0 || stat(".", &b) < 0)
+		return -1;
+	if (a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+		errno = ESTALE;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+drop_caps(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -1;
+	for (int c = 0; c <= 63; c++)
+		if (prctl(PR_CAPBSET_DROP, (unsigned long)c, 0, 0, 0) < 0 && errno != EINVAL)
+			return -1;
+	memset(data, 0, sizeof(data));
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+int
+sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step)
+{
+	struct stat root;
+
+	*ret_step = "sandbox: not prepared";
+	if (!sb->prepared) {
+		errno = EINVAL;
+		return -1;
+	}
+	*ret_step = "sandbox: unshare";
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC) < 0)
+		return -1;
+	/*
+	 * The uid change made us non-dumpable, and a non-dumpable process's /proc files are
+	 * root's: our own maps could not be written. Dumpable for these three writes only: no
+	 * other process of our uid runs now (the caller kills them all around each script),
+	 * and none could attach in so short a time anyway; back to non-dumpable at once, since
+	 * until exec this process holds a copy of its parent's memory.
+	 */
+	*ret_step = "sandbox: map the uid and gid";
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		return -1;
+	if (write_file("/proc/self/setgroups", "deny") < 0 ||
+	    write_file("/proc/self/uid_map", sb->uid_map) < 0 ||
+	    write_file("/proc/self/gid_map", sb->gid_map) < 0) {
+		int e = errno;
+
+		(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		errno = e;
+		return -1;
+	}
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return -1;
+	*ret_step = "sandbox: loopback";
+	if (loopback_up() < 0)
+		return -1;
+	*ret_step = "sandbox: private mounts";
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	/* Each writable place becomes a mount of its own, so it can stay read-write. */
+	*ret_step = "sandbox: bind the writable places";
+	for (size_t i = 0; i < sb->nwritable; i++)
+		if (mount(sb->writable[i], sb->writable[i], NULL, MS_BIND | MS_REC, NULL) < 0)
+			return -1;
+	*ret_step = "sandbox: read-only";
+	if (stat("/", &root) < 0 || set_ro("/", true, true) < 0)
+		return -1;
+	/*
+	 * /proc and /dev stay writable (a program may write its own /proc files; devices are
+	 * not affected by a read-only mount anyway); a mount that was read-only before (/sys)
+	 * stays so: its flag is locked, and we only clear what we set.
+	 */
+	*ret_step = "sandbox: writable places";
+	for (size_t i = 0; i < sb->nwritable; i++)
+		if (set_ro(sb->writable[i], false, false) < 0)
+			return -1;
+	if (other_fs_root("/proc", &root) && set_ro("/proc", false, false) < 0)
+		return -1;
+	if (other_fs_root("/dev", &root) && set_ro("/dev", false, false) < 0)
+		return -1;
+	*ret_step = "sandbox: private temporary directories";
+	for (size_t i = 0; i < sb->nprivate; i++) {
+		struct stat st;
+
+		if (stat(sb->private_tmp[i], &st) < 0 && errno == ENOENT)
+			continue;
+		if (mount("tmpfs", sb->private_tmp[i], "tmpfs", MS_NOSUID | MS_NODEV,
+			sb->tmp_opts) < 0)
+			return -1;
+	}
+	*ret_step = "sandbox: hidden directories";
+	for (size_t i = 0; i < sb->nhidden; i++) {
+		struct stat st;
+
+		/* Gone, below a private tmpfs already, or out of our reach: nothing to cover. */
+		if (stat(sb->hidden[i], &st) < 0 &&
+		    (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			return -1;
+		}
+		if (mount("tmpfs", sb->hidden[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			"mode=0000,size=4096,nr_inodes=16") < 0)
+			return -1;
+	}
+	*ret_step = "sandbox: working directory";
+	if (cwd_fd >= 0 && chdir_again(cwd_fd) < 0)
+		return -1;
+	*ret_step = "sandbox: drop capabilities";
+	if (drop_caps() < 0)
+		return -1;
+	*ret_step = NULL;
+	return 0;
+}

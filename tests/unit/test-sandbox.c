@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test-sandbox.c: what a sandboxed child (sb/sandbox.h, through sb_cmd) can and cannot do.
+ * Each case runs a small bash script as nobody in a sandbox whose writable place, private
+ * temporary directory and hidden directory are scratch directories of this test, next to
+ * "outside" places the child must not reach: a file in the real temporary directory, a
+ * FIFO and a Unix socket planted in the hidden directory, a listener on the host's
+ * loopback, a world-writable directory elsewhere. Positive controls first (the child runs,
+ * can write its own place, has a working loopback), so a "blocked" means blocked.
+ *
+ * Needs root (automake SKIP, exit 77, otherwise) and bash.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "sb/argv.h"
+#include "sb/error.h"
+#include "sb/mem.h"
+#include "sb/priv.h"
+#include "sb/sandbox.h"
+#include "sb/spawn.h"
+
+#include "unit.h"
+
+#define NOBODY 65534
+
+static const struct sb_creds nobody = { .uid = NOBODY, .gid = NOBODY, .ngroups = 0 };
+
+/* The scratch layout, made by main(). */
+static char top[256], own[300], tmpdir[300], hidden[300], open_dir[300], outside[300];
+static int host_port;
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* The sandbox the cases run in: `own` writable, `tmpdir` private, `hidden` hidden. */
+static void
+make_sandbox(struct sb_sandbox *sb)
+{
+	struct sb_error *err = NULL;
+
+	memset(sb, 0, sizeof(*sb));
+	ck_assert_int_eq(sb_sandbox_add(sb->writable, &sb->nwritable, own, &err), 0);
+	ck_assert_int_eq(sb_sandbox_add(sb->private_tmp, &sb->nprivate, tmpdir, &err), 0);
+	ck_assert_int_eq(sb_sandbox_add(sb->hidden, &sb->nhidden, hidden, &err), 0);
+	sb->tmp_size = 16 << 20;
+	ck_assert_msg(sb_sandbox_prepare(sb, NOBODY, NOBODY, &err) == 0, "%s",
+	    sb_error_message(err));
+}
+
+/* Run script (bash -c) as nobody, sandboxed or not, in `own`; its stdout into *res. */
+static void
+run_script(const char *script, bool sandboxed, struct sb_cmd_result *res)
+{
+	_cleanup_free_ char *port = sb_xasprintf("PORT=%d", host_port);
+	_cleanup_free_ char *dirs = sb_xasprintf("OWN=%s", own);
+	_cleanup_free_ char *t = sb_xasprintf("TMPD=%s", tmpdir);
+	_cleanup_free_ char *h = sb_xasprintf("HID=%s", hidden);
+	_cleanup_free_ char *o = sb_xasprintf("OPEN=%s", open_dir);
+	_cleanup_free_ char *x = sb_xasprintf("OUT=%s", outside);
+	/* The script's last status is not the point (grep -c of nothing is 1): its output is. */
+	_cleanup_free_ char *body = sb_xasprintf("%s\nexit 0", script);
+	char *argv[] = { (char *)"bash", (char *)"-c", body, NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", port, dirs, t, h, o, x, NULL };
+	_cleanup_close_ int cwd = open(own, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct sb_sandbox sb;
+	struct sb_cmd c = SB_CMD_INIT;
+	struct sb_error *err = NULL;
+
+	make_sandbox(&sb);
+	c.path = "/bin/bash";
+	c.argv = argv;
+	c.envp = envp;
+	c.cwd_fd = cwd;
+	c.stdout_fd = SB_CMD_CAPTURE;
+	c.stderr_fd = SB_CMD_CAPTURE;
+	c.creds = &nobody;
+	c.sandbox = sandboxed ? &sb : NULL;
+	c.timeout_ms = 20000;
+	ck_assert_msg(sb_cmd_run(&c, res, &err) == 0, "sb_cmd_run: %s", sb_error_message(err));
+}
+
+static void
+expect(const char *script, bool sandboxed, const char *want)
+{
+	struct sb_cmd_result r;
+
+	run_script(script, sandboxed, &r);
+	ck_assert_msg(r.exit_code == 0 && strcmp(r.out.s, want) == 0,
+	    "%s sandbox: '%s'\nexit %d, got '%s' (stderr '%s'), want '%s'",
+	    sandboxed ? "in the" : "without a", script, r.exit_code, r.out.s, r.err.s, want);
+	sb_cmd_result_release(&r);
+}
+
+/* Each case: a script, what it prints without the sandbox (the control), and within it. */
+static const struct {
+	const char *what, *script, *outside, *inside;
+} cases[] = {
+	{ "its own place is writable", "echo x >\"$OWN/f\" && cat \"$OWN/f\"", "x\n", "x\n" },
+	{ "the working directory is writable", "echo y >here && cat here", "y\n", "y\n" },
+	{ "no network interface but loopback",
+	    "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | grep -cv '^lo$'", NULL, "0\n" },
+	{ "loopback is up and usable",
+	    "(exec 3<>/dev/tcp/127.0.0.1/1) 2>&1 | grep -c 'connect: Connection refused'", "1\n", "1\n" },
+	{ "the host's loopback listener is not reached",
+	    "(exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && echo reached || echo blocked",
+	    "reached\n", "blocked\n" },
+	{ "the private temporary directory is empty and its own",
+	    "ls -A \"$TMPD\" | wc -l; echo z >\"$TMPD/t\" && cat \"$TMPD/t\"", "1\nz\n",
+	    "0\nz\n" },
+	{ "the hidden directory shows nothing",
+	    "ls -A \"$HID\" | wc -l", "2\n", "0\n" },
+	{ "a FIFO planted in the hidden directory is out of reach",
+	    "[ -p \"$HID/fifo\" ] && echo there || echo gone", "there\n", "gone\n" },
+	{ "a socket planted in the hidden directory is out of reach",
+	    "[ -S \"$HID/sock\" ] && echo there || echo gone", "there\n", "gone\n" },
+	{ "a world-writable directory elsewhere is read-only",
+	    "echo leak >\"$OPEN/leak\" 2>/dev/null && echo wrote || echo blocked", "wrote\n",
+	    "blocked\n" },
+	{ "the file system's root is read-only",
+	    "touch /sandbox-test-$$ 2>&1 | grep -c 'Read-only'", "0\n", "1\n" },
+	{ "no capability is left",
+	    "grep -E '^Cap(Prm|Eff|Amb|Bnd):' /proc/self/status | grep -vc '0000000000000000$'",
+	    "0\n", "0\n" },
+	{ "its ids are still nobody's", "id -u; id -g", "65534\n65534\n", "65534\n65534\n" },
+	{ "no_new_privs", "grep -c '^NoNewPrivs:.1' /proc/self/status", "1\n", "1\n" },
+};
+
+START_TEST(test_cases)
+{
+	if (cases[_i].outside != NULL)
+		expect(cases[_i].script, false, cases[_i].outside);
+	expect(cases[_i].script, true, cases[_i].inside);
+}
+END_TEST
+
+/* A hidden or private directory that would hide the writable place is refused. */
+START_TEST(test_prepare_refuses_hiding_the_writable)
+{
+	struct sb_sandbox sb;
+	struct sb_error *err = NULL;
+	_cleanup_free_ char *parent = sb_xstrdup(own);
+
+	*strrchr(parent, '/') = '\0';
+	memset(&sb, 0, sizeof(sb));
+	ck_assert_int_eq(sb_sandbox_add(sb.writable, &sb.nwritable, own, &err), 0);
+	ck_assert_int_eq(sb_sandbox_add(sb.hidden, &sb.nhidden, parent, &err), 0);
+	ck_assert_int_lt(sb_sandbox_prepare(&sb, NOBODY, NOBODY, &err), 0);
+	ck_assert_int_eq(sb_error_code(err), EINVAL);
+	sb_error_release(&err);
+	memset(&sb, 0, sizeof(sb));
+	ck_assert_int_eq(sb_sandbox_add(sb.writable, &sb.nwritable, own, &err), 0);
+	ck_assert_int_eq(sb_sandbox_add(sb.private_tmp, &sb.nprivate, "/", &err), 0);
+	ck_assert_int_lt(sb_sandbox_prepare(&sb, NOBODY, NOBODY, &err), 0);
+	sb_error_release(&err);
+	/* Root is never sandboxed: its map would need privilege, and it would not be a drop. */
+	memset(&sb, 0, sizeof(sb));
+	ck_assert_int_lt(sb_sandbox_prepare(&sb, 0, 0, &err), 0);
+	sb_error_release(&err);
+	ck_assert_int_lt(sb_sandbox_add(sb.hidden, &sb.nhidden, "relative", &err), 0);
+	sb_error_release(&err);
+	/* A sandbox without credentials to drop to is refused when the child starts. */
+	{
+		char *argv[] = { (char *)"true", NULL };
+		struct sb_cmd c = SB_CMD_INIT;
+		struct sb_cmd_result r;
+
+		make_sandbox(&sb);
+		c.path = "/bin/true";
+		c.argv = argv;
+		c.sandbox = &sb;
+		ck_assert_int_lt(sb_cmd_run(&c, &r, &err), 0);
+		sb_error_release(&err);
+	}
+}
+END_TEST
+
+static Suite *
+sandbox_suite(void)
+{
+	Suite *s = suite_create("sandbox");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_cases, 0, (int)SB_ARRAY_SIZE(cases));
+	tcase_add_test(tc, test_prepare_refuses_hiding_the_writable);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+/* A listener on the host's loopback, in a child that accepts until killed. */
+static pid_t
+start_listener(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	pid_t pid;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 16) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &len) < 0)
+		return -1;
+	host_port = ntohs(a.sin_port);
+	pid = fork();
+	if (pid == 0) {
+		for (;;) {
+			int c = accept(s, NULL, NULL);
+
+			if (c >= 0)
+				close(c);
+		}
+	}
+	close(s);
+	return pid;
+}
+
+/* The scratch directories and the things planted in them. */
+static int
+setup(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_free_ char *fifo = NULL, *sock = NULL, *real_tmp_file = NULL;
+	int s;
+
+	snprintf(top, sizeof(top), "/tmp/sb-sandbox-test.XXXXXX");
+	if (mkdtemp(top) == NULL || chmod(top, 0755) < 0)
+		return -1;
+	snprintf(own, sizeof(own), "%s/own", top);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/tmp", top);
+	snprintf(hidden, sizeof(hidden), "%s/hidden", top);
+	snprintf(open_dir, sizeof(open_dir), "%s/open", top);
+	snprintf(outside, sizeof(outside), "%s/outside", top);
+	if (mkdir(own, 0755) < 0 || chown(own, NOBODY, NOBODY) < 0 || mkdir(tmpdir, 01777) < 0 ||
+	    chmod(tmpdir, 01777) < 0 || mkdir(hidden, 0777) < 0 || chmod(hidden, 0777) < 0 ||
+	    mkdir(open_dir, 0777) < 0 || chmod(open_dir, 0777) < 0)
+		return -1;
+	/* Something of someone else's in the real temporary directory. */
+	real_tmp_file = sb_xasprintf("%s/someone-elses", tmpdir);
+	if (close(open(real_tmp_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		return -1;
+	/* What the agent would plant where the runner should not reach. */
+	fifo = sb_xasprintf("%s/fifo", hidden);
+	sock = sb_xasprintf("%s/sock", hidden);
+	if (mkfifo(fifo, 0666) < 0 || chmod(fifo, 0666) < 0)
+		return -1;
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s, 4) < 0 ||
+	    chmod(sock, 0777) < 0)
+		return -1;
+	/* s stays open (and listening) for the whole test. */
+	return 0;
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	pid_t listener;
+	int failed;
+
+	if (geteuid() != 0 || access("/bin/bash", X_OK) < 0)
+		return 77; /* automake: SKIP */
+	if (setup() < 0 || (listener = start_listener()) < 0) {
+		fprintf(stderr, "test-sandbox: cannot set up: %s\n", strerror(errno));
+		return 99;
+	}
+	sr = srunner_create(sandbox_suite());
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	kill(listener, SIGKILL);
+	(void)nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
