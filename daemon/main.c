@@ -127,6 +127,13 @@ bind_tcp(unsigned port, struct sb_error **err)
 	return fd;
 }
 
+/*
+ * The fronts parse whatever clients send (HTTP, JSON): the filter untrusted code gets goes
+ * on them too, after their privilege drop, so that a bug in a parser runs in a process
+ * that can make no namespace, mount nothing and reach no other process's memory.
+ */
+static struct sb_seccomp *front_filter;
+
 /* Fork a front; it drops to creds (uid 0 creds: capabilities only) and serves. */
 static pid_t
 start_front(struct dconf *c, const struct sb_creds *creds, const struct front_listener *ls,
@@ -145,6 +152,10 @@ start_front(struct dconf *c, const struct sb_creds *creds, const struct front_li
 
 		if (sb_priv_drop(creds, &step) < 0) {
 			sb_log_errno(SB_LOG_ERROR, errno, "front: drop privileges (%s)", step);
+			_exit(1);
+		}
+		if (sb_seccomp_install(front_filter) < 0) {
+			sb_log_errno(SB_LOG_ERROR, errno, "front: seccomp filter");
 			_exit(1);
 		}
 	}
@@ -227,6 +238,11 @@ main(int argc, char **argv)
 		/* Without a token nobody could be told apart on TCP: no TCP at all. */
 		sb_log(SB_LOG_WARN, "SSE_DAEMON_TOKEN is not set: no TCP listener on port %u",
 		    c.http_port);
+	}
+	if (sb_seccomp_compile(SB_SECCOMP_UNTRUSTED, &front_filter, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
+		sb_error_release(&err);
+		return SB_EXIT_FAILURE;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, agent_ch) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, admin_ch) < 0) {

@@ -290,6 +290,7 @@ struct run_ctx {
 	const char *net, *gateway, *mem, *cpus, *pids;
 	bool canary, reference;
 	char *run_dir, *archive, *secrets, *ref; /* absolute; ref only for the reference agent */
+	char *seccomp;				 /* the profile of containers that run scripts */
 	char *vol_source, *vol_sockets;		 /* sidecar mode: the two volumes */
 };
 
@@ -300,6 +301,7 @@ run_ctx_release(struct run_ctx *rx)
 	free(rx->archive);
 	free(rx->secrets);
 	free(rx->ref);
+	free(rx->seccomp);
 	free(rx->vol_source);
 	free(rx->vol_sockets);
 }
@@ -373,6 +375,12 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	/* Resource limits (fail closed: a bad value falls back, never to "unlimited"). */
 	sb_argv_pushl(a, "--memory", rx->mem, "--cpus", rx->cpus, "--pids-limit", rx->pids,
 	    "--ulimit", "core=0", "--security-opt", "no-new-privileges", NULL);
+	/* The container that runs task scripts needs what their sandbox needs (seccomp.c); the
+	 * sidecar agent container runs none, and keeps Docker's default. */
+	if (role == NULL || task) {
+		sb_argv_push(a, "--security-opt");
+		sb_argv_pushf(a, "seccomp=%s", rx->seccomp);
+	}
 }
 
 /* The two shared volumes, at the same paths in both sidecar containers. */
@@ -722,6 +730,19 @@ do_run(struct run_opts *o)
 				goto fail;
 		}
 	}
+	{
+		json_auto_t *prof = seccomp_profile_json();
+		_cleanup_free_ char *path = sb_xasprintf("%s/seccomp.json", secrets_dir);
+		_cleanup_close_ int sfd = sb_open_dir(secrets_dir, &err);
+
+		if (sfd < 0 || sb_json_write_atomic_at(sfd, "seccomp.json", prof, 0600, &err) < 0)
+			goto fail;
+		rx.seccomp = realpath(path, NULL);
+		if (rx.seccomp == NULL) {
+			sb_error_errno(&err, errno, "resolve '%s'", path);
+			goto fail;
+		}
+	}
 	if (reference) {
 		_cleanup_free_ char *inside =
 		    sb_xasprintf("/ssebench/%s", task->config->files.patch.s);
@@ -944,6 +965,11 @@ out:
 			(void)unlink(secrets);
 		if (ref != NULL)
 			(void)unlink(ref);
+		{
+			_cleanup_free_ char *prof = sb_xasprintf("%s/seccomp.json", secrets_dir);
+
+			(void)unlink(prof);
+		}
 		(void)rmdir(secrets_dir);
 	}
 	json_decref(result);

@@ -23,4 +23,10 @@ const char *run_status_of(const json_t *patch_result);
 /* A result for a container that produced none. */
 json_t *run_error_result(const char *why);
 
+/*
+ * The seccomp profile of a run container that runs task scripts (seccomp.c): Docker's
+ * default refuses what the runner's sandbox needs. A new reference.
+ */
+json_t *seccomp_profile_json(void);
+
 #endif
