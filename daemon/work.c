@@ -909,6 +909,9 @@ capture_for_grading(struct helper *h, char **ret_diff, size_t *ret_len, char **r
 	return 0;
 }
 
+/* What a copy for grading leaves out: every git repository of the pristine tree. */
+static const char *const no_history[] = { ".git", NULL };
+
 int
 work_prepare_grading(struct helper *h, struct job_spec *j)
 {
@@ -952,11 +955,16 @@ work_prepare_grading(struct helper *h, struct job_spec *j)
 		sb_error_release(&err);
 		return failed(dproto_reply_error(j->reply_fd, 500, "cannot write final.patch"));
 	}
-	/* 4. A fresh copy of the pristine source for the runner... */
+	/*
+	 * 4. A fresh copy of the pristine source for the runner, without its history: the
+	 * pristine repository may hold the upstream history, and with it the fix, and the
+	 * grading build runs the patch's code. No .git at any level (submodules included).
+	 */
 	memset(&o, 0, sizeof(o));
 	o.only_uid = (uid_t)-1;
 	o.chown_uid = h->c->runner.uid;
 	o.chown_gid = h->c->runner.gid;
+	o.skip_names = no_history;
 	(void)remove_mixed(h, h->runner_fd, "grading", NULL);
 	repo = open(h->c->repo_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	gfd = repo < 0 ? -1 : dir_owned_at(h->runner_fd, "grading", 0710, 0, h->c->runner.gid, &err);

@@ -15,6 +15,7 @@ make_fixture
 MARK=$SB_TMP/marks
 mkdir -p "$MARK" && chmod 1777 "$MARK"
 # The build script does what the file `mode` in the agent's tree says.
+write_build() {
 cat >"$D/bench/scripts/build.sh" <<EOT
 #!/bin/bash
 case \$(cat mode 2>/dev/null) in
@@ -72,11 +73,17 @@ linger)
 	# Still running when the agent phase ends, with a process outside its group.
 	setsid sleep 303 </dev/null >/dev/null 2>&1 &
 	sleep 304 ;;
+history)
+	# The grading copy: what history does it hold?
+	git log --all --oneline 2>&1 | head -5; ls -a; find . -name .git | head -3
+	echo history-done ;;
 *)
 	echo "plain build" ;;
 esac
 EOT
 chmod 0755 "$D/bench/scripts/build.sh"
+}
+write_build
 # The agent's tree: links to hidden files, and git settings that would run commands.
 ln -s "$D/bench/diffs/patch.diff" "$D/src/leak"
 ln -s "$D/bench/diffs" "$D/src/leak-dir"
@@ -263,6 +270,25 @@ is "$(ls "$MARK" | grep -c ran-as)" 0 "no hook, filter, fsmonitor or diff driver
 is "$(stat -c '%U %a' "$D/results/final.patch")" "root 644" "final.patch is written by root"
 r=$(req admin POST '/tool/bencher?action=build' '{"grading":true}')
 like "$r" '"code":0' "the grading build runs on the patched pristine copy"
+stop_daemon
+
+# The pristine repository may hold the upstream history (a task cloned with it): the
+# grading copy holds none of it, at any level.
+make_fixture
+write_build
+printf 'fixed\n' >"$D/repo/fix.c"
+git -C "$D/repo" -c user.name=t -c user.email=t@t add -A
+git -C "$D/repo" -c user.name=t -c user.email=t@t commit -qm 'UPSTREAM-FIX-IN-HISTORY'
+git -C "$D/repo" -c user.name=t -c user.email=t@t reset -q --hard HEAD~1
+mkdir -p "$D/repo/sub" && git -C "$D/repo/sub" init -q
+setmode history
+start_daemon 0 || bail "daemon did not start for the history check"
+is "$(status admin POST /admin/agent_exited '{}')" 200 "history: agent_exited"
+is "$(status admin POST /prepare_grading '{}')" 200 "history: prepare_grading"
+r=$(req admin POST '/tool/bencher?action=build' '{"grading":true}')
+like "$r" 'history-done' "history: the grading build ran"
+unlike "$r" 'UPSTREAM-FIX-IN-HISTORY|buggy commit|\\n\.git\\n|/\.git\\n' "history: no commit and no .git in the grading copy"
+like "$r" 'not a git repository' "history: git finds no repository there"
 stop_daemon
 
 done_testing
