@@ -29,6 +29,7 @@
 #define EP_STOP_GRACE_MS	    5000   /* SIGTERM -> SIGKILL for the daemon and evaluator */
 #define EP_KILL_ROUNDS		    20	   /* sb_proc_kill_uid rounds for the agent's uid */
 #define EP_MCP_TIMEOUT_S	    30	   /* the MCP server must listen within this */
+#define EP_KEY_WAIT_S		    60	   /* the CLI's word on the proxy key, before grading */
 
 /*
  * Which container this entrypoint runs (sandbox-and-sidecar.txt). Sandbox: the one
@@ -41,7 +42,8 @@ enum ep_role { EP_ROLE_SANDBOX, EP_ROLE_SIDECAR_TASK, EP_ROLE_SIDECAR_AGENT };
 
 /* The sidecar hand-over files in the results directory (root-only in both containers). */
 #define EP_SIDECAR_TASK_RECORD "isolation-task.json" /* the task container's isolation */
-#define EP_SIDECAR_PHASE_ENDED "agent-phase-ended"   /* the agent container's "done" */
+#define EP_SIDECAR_PHASE_ENDED "agent-phase-ended"   /* the agent phase is over (both modes) */
+#define EP_KEY_REVOKED "proxy-key-revoked"	     /* the CLI's answer: the proxy key is gone */
 #define EP_SIDECAR_WAIT_DEFAULT_S 120 /* SSE_SIDECAR_WAIT: how long to wait for the other side */
 
 /* Everything configurable, from the environment (docs/entrypoint.md); lives until exit. */
@@ -66,6 +68,7 @@ struct ep_config {
 	char *mcp_user;	     /* SSE_MCP_USER: the server's unprivileged user (nobody) */
 	unsigned mcp_port;   /* SSE_MCP_PORT (3000) */
 	bool keep_alive;     /* SSE_KEEP_ALIVE=1 */
+	bool proxy_key;	     /* SSE_PROXY_KEY=1: the CLI revokes a proxy key before grading */
 	/* What the run claims, and where the hidden material is (isolation.c). */
 	char *bench_path;    /* SSE_BENCH_PATH: the task files */
 	char *repo_path;     /* SSE_REPO_PATH: the pristine repository */
@@ -123,6 +126,7 @@ struct ep {
 	uint64_t t0;		   /* start time (CLOCK_MONOTONIC, ms) */
 	char *self_exe;		   /* our own binary, run again as the isolation probe */
 	struct sb_iso_record iso;  /* what the isolation checks saw (isolation.c) */
+	char key_status[64];	   /* the proxy key before grading: "revoked", ... or "" */
 	struct ep_child daemon, agent, evaluator, mcp;
 };
 
@@ -170,8 +174,16 @@ int ep_sidecar_task(struct ep *ep);
  * the agent, until both daemon sockets answer). Fails on timeout or a stop signal.
  */
 int ep_sidecar_wait_task(struct ep *ep, enum sb_iso_phase ph, struct sb_error **err);
-/* The agent container: tell the task container that the agent phase is over. */
-int ep_sidecar_mark_phase_ended(struct ep *ep, struct sb_error **err);
+/*
+ * Tell whoever watches the results directory that the agent phase is over: the CLI (which
+ * then revokes the run's proxy key) and, in sidecar mode, the task container.
+ */
+int ep_mark_phase_ended(struct ep *ep, struct sb_error **err);
+/*
+ * Wait (up to EP_KEY_WAIT_S) for the CLI to say the run's proxy key is revoked; what it
+ * said, or that it said nothing, goes into ep->key_status.
+ */
+void ep_wait_key_revoked(struct ep *ep);
 /* Fold the task container's record for phase ph into ep->iso (a missing one fails it). */
 void ep_sidecar_merge_task(struct ep *ep, enum sb_iso_phase ph);
 

@@ -979,6 +979,9 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 	scored = sb_iso_verdict(&ep->iso, ph, &failed);
 	j = sb_iso_to_json(&ep->iso, ph);
 	json_object_set_new(j, "enforced", json_boolean(ep->cfg.isolation_enforced));
+	if (ph == SB_ISO_BEFORE_GRADING && ep->cfg.proxy_key)
+		json_object_set_new(j, "proxy_key_before_grading",
+		    json_string(ep->key_status[0] != '\0' ? ep->key_status : "unknown"));
 	/* The task container's record is the agent container's to fold in (sidecar.c). */
 	if (sb_json_write_atomic_at(ep->results_fd,
 		ep->cfg.role == EP_ROLE_SIDECAR_TASK ? EP_SIDECAR_TASK_RECORD : "isolation.json", j,

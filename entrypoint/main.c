@@ -175,6 +175,8 @@ load_config(struct ep_config *c, struct sb_error **err)
 	}
 	v = secure_getenv("SSE_KEEP_ALIVE");
 	c->keep_alive = v != NULL && strcmp(v, "1") == 0;
+	v = secure_getenv("SSE_PROXY_KEY");
+	c->proxy_key = v != NULL && strcmp(v, "1") == 0;
 	/*
 	 * What the run claims. Each default claims the most, so a missing variable can only
 	 * make a run harder to score, never easier (fail-closed-verdict).
@@ -840,9 +842,19 @@ main(int argc, char **argv)
 	ep_end_agent_phase(&ep);
 	if (ep.stop_signal != 0)
 		return fail(&ep, NULL);
+	/*
+	 * Say that the agent phase is over (the CLI revokes the run's proxy key then; in
+	 * sidecar mode the task container checks its side again), and wait for the key to be
+	 * gone before anything of grading runs.
+	 */
+	if (ep_mark_phase_ended(&ep, &err) < 0) {
+		ep_log(SB_LOG_WARN, "%s, ignoring", sb_error_message(err));
+		sb_error_release(&err);
+	}
+	if (ep.cfg.proxy_key)
+		ep_wait_key_revoked(&ep);
 	if (ep.cfg.role == EP_ROLE_SIDECAR_AGENT &&
-	    (ep_sidecar_mark_phase_ended(&ep, &err) < 0 ||
-		ep_sidecar_wait_task(&ep, SB_ISO_BEFORE_GRADING, &err) < 0)) {
+	    ep_sidecar_wait_task(&ep, SB_ISO_BEFORE_GRADING, &err) < 0) {
 		/* No record from the task side: the checks below fail it by name. */
 		ep_log(SB_LOG_ERROR, "%s", sb_error_message(err));
 		sb_error_release(&err);

@@ -214,10 +214,33 @@ ep_sidecar_wait_task(struct ep *ep, enum sb_iso_phase ph, struct sb_error **err)
 }
 
 int
-ep_sidecar_mark_phase_ended(struct ep *ep, struct sb_error **err)
+ep_mark_phase_ended(struct ep *ep, struct sb_error **err)
 {
 	return sb_write_file_atomic_at(ep->results_fd, EP_SIDECAR_PHASE_ENDED, "ended\n", 6, 0644,
 	    err);
+}
+
+void
+ep_wait_key_revoked(struct ep *ep)
+{
+	uint64_t deadline = sb_now_ms() + (uint64_t)EP_KEY_WAIT_S * 1000;
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(64);
+
+	while (ep->stop_signal == 0 && sb_now_ms() < deadline) {
+		if (sb_read_file_at(ep->results_fd, EP_KEY_REVOKED, SB_OPEN_NO_SYMLINKS, &b, NULL) ==
+		    0) {
+			sb_buf_rtrim(&b);
+			snprintf(ep->key_status, sizeof(ep->key_status), "%s", b.s);
+			ep_log(b.len > 0 && strcmp(b.s, "revoked") == 0 ? SB_LOG_INFO : SB_LOG_WARN,
+			    "the run's proxy key before grading: %s", ep->key_status);
+			return;
+		}
+		ep_wait(ep, sb_now_ms() + SIDECAR_POLL_MS);
+	}
+	snprintf(ep->key_status, sizeof(ep->key_status), "no word from the CLI in %d s",
+	    EP_KEY_WAIT_S);
+	ep_log(SB_LOG_WARN, "the run's proxy key before grading: %s; grading goes on (its code "
+			    "has no network)", ep->key_status);
 }
 
 void

@@ -253,19 +253,96 @@ update_latest(const char *dir, const char *run_id)
 		(void)unlink(tmp);
 }
 
+/*
+ * What the CLI does when the agent phase ends, while the container goes on to grading: the
+ * entrypoint says so with "agent-phase-ended" in the results directory (root's, on this
+ * host the run directory), and waits for "proxy-key-revoked" before it grades.
+ */
+struct phase_end {
+	int run_fd;		  /* the run directory */
+	bool seen;		  /* the end of the agent phase was handled */
+	struct proxy *px;	  /* the run's key, deleted here (NULL: no key) */
+	const char *net;	  /* the run's network */
+	const char *members_ok[4]; /* the containers that may be on it (NULL-terminated) */
+	char *foreign;		  /* a container on the network that is not the run's (owned) */
+	bool key_revoked;
+	bool spend_read;	  /* what the key spent, read before it went */
+	double spend;
+};
+
+/*
+ * The agent phase has ended: the run's proxy key goes now, before grading runs the patch's
+ * code (which has no network in its sandbox either: this is the second wall), and the run's
+ * network is checked to hold only the run's containers and the proxy.
+ */
+static void
+on_phase_end(struct phase_end *pe)
+{
+	_cleanup_free_ char *members = net_members(pe->net);
+	struct sb_error *err = NULL;
+	const char *what;
+	char *save = NULL;
+
+	pe->seen = true;
+	if (pe->px != NULL && pe->px->minted) {
+		/* What it spent can only be asked while it exists. */
+		if (proxy_key_spend(pe->px, &pe->spend, &err) == 0) {
+			pe->spend_read = true;
+		} else {
+			sb_log(SB_LOG_WARN, "%s; the summary's spend is 0", sb_error_message(err));
+			sb_error_release(&err);
+		}
+		if (proxy_key_delete(pe->px, &err) < 0) {
+			sb_log(SB_LOG_WARN, "%s: the run's key could not be revoked before grading",
+			    sb_error_message(err));
+			sb_error_release(&err);
+		} else {
+			pe->key_revoked = true;
+		}
+	}
+	for (char *c = members != NULL ? strtok_r(members, " \n", &save) : NULL; c != NULL;
+	     c = strtok_r(NULL, " \n", &save)) {
+		bool ours = false;
+
+		for (size_t i = 0; pe->members_ok[i] != NULL && !ours; i++)
+			ours = strcmp(c, pe->members_ok[i]) == 0;
+		if (!ours && pe->foreign == NULL)
+			pe->foreign = sb_xstrdup(c);
+	}
+	if (members == NULL && pe->foreign == NULL)
+		pe->foreign = sb_xstrdup("(the network could not be inspected)");
+	what = pe->px == NULL || !pe->px->minted ? "no key"
+		: pe->key_revoked		      ? "revoked"
+						      : "not revoked";
+	{
+		_cleanup_free_ char *text = sb_xasprintf("%s\n", what);
+
+		(void)sb_write_file_atomic_at(pe->run_fd, "proxy-key-revoked", text, strlen(text),
+		    0644, NULL);
+	}
+	progress("agent phase over: the run's proxy key %s%s", what,
+	    pe->foreign != NULL ? "; the run's network holds another container" : "");
+}
+
 /* The container's exit, with a first Ctrl-C stopping it and a second one killing it. */
 static int
-wait_container(struct sb_cmd *cmd, const char *name, bool *ret_interrupted)
+wait_container(struct sb_cmd *cmd, const char *name, struct phase_end *pe,
+    bool *ret_interrupted)
 {
 	int stops = 0, status = 0;
 
 	for (;;) {
 		pid_t w = waitpid(cmd->pid, &status, WNOHANG);
+		struct stat st;
 
 		if (w == cmd->pid)
 			break;
 		if (w < 0 && errno != EINTR)
 			return -1;
+		if (pe != NULL && !pe->seen &&
+		    fstatat(pe->run_fd, "agent-phase-ended", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			on_phase_end(pe);
 		if (sb_sig_interrupt_count() > stops) {
 			_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 
@@ -288,7 +365,7 @@ wait_container(struct sb_cmd *cmd, const char *name, bool *ret_interrupted)
 struct run_ctx {
 	const struct run_opts *o;
 	const char *net, *gateway, *mem, *cpus, *pids;
-	bool canary, reference;
+	bool canary, reference, proxy_key;
 	char *run_dir, *archive, *secrets, *ref; /* absolute; ref only for the reference agent */
 	char *seccomp;				 /* the profile of containers that run scripts */
 	char *vol_source, *vol_sockets;		 /* sidecar mode: the two volumes */
@@ -359,6 +436,9 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	sb_argv_pushf(a, "SSE_EGRESS=%s", o->egress);
 	if (rx->reference && !task)
 		sb_argv_pushl(a, "-e", "SSE_REFERENCE_RUN=1", NULL);
+	/* The container that ends the agent phase waits for the key to be revoked. */
+	if (rx->proxy_key && !task)
+		sb_argv_pushl(a, "-e", "SSE_PROXY_KEY=1", NULL);
 	if (rx->gateway != NULL) {
 		sb_argv_push(a, "-e");
 		sb_argv_pushf(a, "SSE_NET_GATEWAY=%s", rx->gateway);
@@ -540,8 +620,9 @@ do_run(struct run_opts *o)
 	struct sb_task *task = NULL;
 	struct sb_error *err = NULL;
 	struct images im;
-	bool reference, interrupted = false, scored = false, canary = false;
+	bool reference, interrupted = false, scored = false, canary = false, net_made = false;
 	enum sb_iso_outcome outcome = SB_ISO_UNSCORED;
+	struct phase_end pe = { .run_fd = -1 };
 	char digest[65];
 	int rc = SB_EXIT_FAILURE, code;
 	json_t *result = NULL;
@@ -665,9 +746,12 @@ do_run(struct run_opts *o)
 		sb_error_prefix(&err, "build log: %s", log_path);
 		goto fail;
 	}
-	net = sb_xasprintf("%s_%s", project, strcmp(o->egress, "open") == 0 ? "default" : "agents");
-	if (net_ensure(net, strcmp(o->egress, "open") != 0, &err) < 0 ||
-	    (uses_model && proxy_attach(&px, net, &err) < 0))
+	/* The run's own network: nothing but its containers and the proxy on it. */
+	net = net_run_name(project, o->run_id);
+	if (net_ensure_run(net, strcmp(o->egress, "open") != 0, o->run_id, &err) < 0)
+		goto fail;
+	net_made = true;
+	if (uses_model && proxy_attach(&px, net, &err) < 0)
 		goto fail;
 	if (strcmp(o->egress, "open") != 0) {
 		gateway = net_gateway(net);
@@ -767,6 +851,7 @@ do_run(struct run_opts *o)
 	rx.gateway = gateway;
 	rx.canary = canary;
 	rx.reference = reference;
+	rx.proxy_key = uses_model;
 	rx.mem = mem;
 	rx.cpus = cpus;
 	rx.pids = pids;
@@ -832,16 +917,30 @@ do_run(struct run_opts *o)
 			sb_sig_set_deferred(false);
 			goto fail;
 		}
-		code = wait_container(&cmd, container, &interrupted);
+		pe.run_fd = sb_open_dir(run_dir, NULL);
+		pe.px = uses_model ? &px : NULL;
+		pe.net = net;
+		pe.members_ok[0] = container;
+		pe.members_ok[1] = task_container != NULL ? task_container : px.container;
+		pe.members_ok[2] = task_container != NULL ? px.container : NULL;
+		code = wait_container(&cmd, container, pe.run_fd >= 0 ? &pe : NULL, &interrupted);
 		sb_sig_set_deferred(false);
 		progress("the %scontainer exited with status %d", sidecar ? "agent " : "", code);
 	}
 	if (sidecar)
 		sidecar_finish(&rx, task_container, o->keep);
 	sidecar_done = true;
+	/* A kept run keeps its network (its daemon still serves); runs remove takes it. */
+	if (!o->keep && net_made) {
+		net_remove(net);
+		net_made = false;
+	}
 
-	/* The run key has done its work: what it spent, then it goes (proxy.h). */
-	if (px.minted) {
+	/* The run key has done its work: what it spent, then it goes (proxy.h). Usually that
+	 * was done when the agent phase ended; a run that ended early still has its key. */
+	if (pe.spend_read)
+		spend = pe.spend;
+	else if (px.minted) {
 		struct sb_error *kerr = NULL;
 
 		if (proxy_key_spend(&px, &spend, &kerr) < 0) {
@@ -865,10 +964,49 @@ do_run(struct run_opts *o)
 				? "No result: the run was interrupted"
 				: "No result: evaluator did not produce output");
 		}
+		/*
+		 * The user stopped the run: whatever grading had written by then is kept for
+		 * diagnosis, but the run does not count (the user's choice, not the agent's, and
+		 * grading may have been cut at any point).
+		 */
+		else if (interrupted) {
+			json_t *err_result = run_error_result("No result: the run was interrupted");
+
+			json_object_set(result, "interrupted_patch_result",
+			    json_object_get(result, "patch_result"));
+			json_object_set(result, "patch_result",
+			    json_object_get(err_result, "patch_result"));
+			json_decref(err_result);
+		}
 		if (json_object_get(json_object_get(result, "patch_result"), "status") == NULL)
 			json_object_set_new(json_object_get(result, "patch_result"), "status",
 			    json_string(run_status_of(json_object_get(result, "patch_result"))));
 		outcome = merge_isolation(rfd, result, o->egress);
+		/*
+		 * A container that is not the run's on the run's network: not the agent's doing
+		 * (it cannot start containers), and a way to it: the run does not count.
+		 */
+		if (pe.foreign != NULL && outcome != SB_ISO_UNSCORED) {
+			_cleanup_free_ char *msg = sb_xasprintf(
+			    "Not scored: the run's network %s held another container: %s", net,
+			    pe.foreign);
+			json_t *e = run_error_result(msg);
+
+			json_object_set(result, "unscored_patch_result",
+			    json_object_get(result, "patch_result"));
+			json_object_set(result, "patch_result", json_object_get(e, "patch_result"));
+			json_decref(e);
+			outcome = SB_ISO_UNSCORED;
+			json_object_set_new(result, "scored", json_false());
+		}
+		json_object_set_new(result, "network",
+		    json_pack("{s:s, s:o, s:b, s:b}", "name", net, "foreign",
+			sb_json_string_or_null(pe.foreign), "checked", pe.seen,
+			"proxy_key_revoked_before_grading", pe.key_revoked));
+		if (interrupted) {
+			outcome = SB_ISO_UNSCORED; /* an interrupted run never counts */
+			json_object_set_new(result, "scored", json_false());
+		}
 		scored = outcome != SB_ISO_UNSCORED;
 		/* Sidecar mode has its own two layers: no tool layer (upstream §1.7, RunConfig). */
 		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[]}", "agent", o->agent,
@@ -959,6 +1097,11 @@ out:
 	/* A sidecar run that failed before its agent container ended leaves nothing behind. */
 	if (sidecar && !sidecar_done && (rx.vol_source != NULL || task_container != NULL))
 		sidecar_finish(&rx, task_container, o->keep);
+	if (net_made && !o->keep)
+		net_remove(net);
+	if (pe.run_fd >= 0)
+		close(pe.run_fd);
+	free(pe.foreign);
 	run_ctx_release(&rx);
 	if (secrets_dir != NULL) {
 		if (secrets != NULL)

@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "docker.h"
+#include "network.h"
 #include "run.h"
 
 /* docker inspect of every container with a label (optionally =value), as a JSON array. */
@@ -415,6 +416,17 @@ runs_remove(const struct cli_command *cmd, int argc, char **argv)
 			sb_argv_pushl(&r, "volume", "rm", "-f", v, NULL);
 			(void)docker_output(&r, NULL, NULL);
 		}
+	/* And its network (a kept run keeps it until now). */
+	sb_argv_release(&a);
+	free(vols);
+	vols = NULL;
+	save = NULL;
+	sb_argv_pushl(&a, "network", "ls", "-q", "--filter", NULL);
+	sb_argv_pushf(&a, "label=ssebench.run=%s", id);
+	sb_argv_pushl(&a, "--format", "{{.Name}}", NULL);
+	if (docker_output(&a, &vols, NULL) == 0 && vols != NULL)
+		for (char *n = strtok_r(vols, "\n", &save); n; n = strtok_r(NULL, "\n", &save))
+			net_remove(n);
 	if (find_run(id, &left, &err) == 0) {
 		json_decref(left);
 		return cli_fail("the run '%s' still exists after removal", id);

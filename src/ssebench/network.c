@@ -81,12 +81,84 @@ guard_host(const char *name, struct sb_error **err)
 	return 0;
 }
 
+/* The bridge name we give an internal network (at most 15 bytes, for the guard). */
+static void
+bridge_name(const char *name, char bridge[16])
+{
+	char hex[65];
+
+	sb_sha256_hex(name, strlen(name), hex);
+	snprintf(bridge, 16, "sse-int%.8s", hex);
+}
+
+static int ensure(const char *name, bool internal, const char *run_id, struct sb_error **err);
+
 int
 net_ensure(const char *name, bool internal, struct sb_error **err)
 {
+	return ensure(name, internal, NULL, err);
+}
+
+int
+net_ensure_run(const char *name, bool internal, const char *run_id, struct sb_error **err)
+{
+	return ensure(name, internal, run_id, err);
+}
+
+char *
+net_run_name(const char *project, const char *run_id)
+{
+	return sb_xasprintf("%s_run-%s", project, run_id);
+}
+
+char *
+net_members(const char *name)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	char *out = NULL;
+
+	sb_argv_pushl(&a, "network", "inspect", "--format", "{{range .Containers}}{{.Name}} {{end}}",
+	    name, NULL);
+	if (docker_output(&a, &out, NULL) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out != NULL ? out : sb_xstrdup("");
+}
+
+void
+net_remove(const char *name)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *members = net_members(name), *br = NULL;
+	char *save = NULL;
+
+	if (members == NULL)
+		return; /* gone already */
+	sb_argv_pushl(&a, "network", "inspect", "--format",
+	    "{{index .Options \"com.docker.network.bridge.name\"}}", name, NULL);
+	if (docker_output(&a, &br, NULL) == 0 && br != NULL && strncmp(br, "sse-int", 7) == 0)
+		while (tool(NULL, "iptables", "-D", "INPUT", "-i", br, "-j", "DROP", NULL) == 0)
+			; /* every copy of the rule */
+	for (char *c = strtok_r(members, " \n", &save); c != NULL; c = strtok_r(NULL, " \n", &save)) {
+		_cleanup_argv_ struct sb_argv d = SB_ARGV_INIT;
+
+		sb_argv_pushl(&d, "network", "disconnect", "-f", name, c, NULL);
+		(void)docker_output(&d, NULL, NULL);
+	}
+	sb_argv_release(&a);
+	sb_argv_pushl(&a, "network", "rm", name, NULL);
+	if (docker_output(&a, NULL, NULL) != 0)
+		sb_log(SB_LOG_WARN, "the run network '%s' could not be removed (docker network rm %s)",
+		    name, name);
+}
+
+static int
+ensure(const char *name, bool internal, const char *run_id, struct sb_error **err)
+{
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	_cleanup_free_ char *is_internal = NULL;
-	char hex[65], bridge[16];
+	char bridge[16];
 
 	sb_argv_pushl(&a, "network", "inspect", "--format", "{{.Internal}}", name, NULL);
 	if (docker_output(&a, &is_internal, NULL) == 0) {
@@ -105,10 +177,13 @@ net_ensure(const char *name, bool internal, struct sb_error **err)
 	}
 	sb_argv_release(&a);
 	sb_argv_pushl(&a, "network", "create", "--label", "ssebench.network=1", NULL);
+	if (run_id != NULL) {
+		sb_argv_push(&a, "--label");
+		sb_argv_pushf(&a, "ssebench.run=%s", run_id);
+	}
 	if (internal) {
 		/* A named bridge, so the host guard can name it (at most 15 bytes). */
-		sb_sha256_hex(name, strlen(name), hex);
-		snprintf(bridge, sizeof(bridge), "sse-int%.8s", hex);
+		bridge_name(name, bridge);
 		sb_argv_pushl(&a, "--internal", "-o", NULL);
 		sb_argv_pushf(&a, "com.docker.network.bridge.name=%s", bridge);
 	}

@@ -32,6 +32,33 @@ int net_ensure(const char *name, bool internal, struct sb_error **err);
 char *net_gateway(const char *name);
 
 /*
+ * The network of one run: "<project>_run-<run-id>". Each run has one of its own, internal
+ * for restricted egress, that only its containers and the model proxy join, so that no
+ * run can reach another (a second run's agent, its daemon's TCP port), whatever the
+ * difficulty: a level-0 run legitimately holds the PoC, and must not be able to hand it
+ * to the run next to it.
+ */
+char *net_run_name(const char *project, const char *run_id);
+
+/*
+ * net_ensure for a run's own network, labelled ssebench.run=<run-id> (so `runs remove`
+ * finds it).
+ */
+int net_ensure_run(const char *name, bool internal, const char *run_id, struct sb_error **err);
+
+/*
+ * Remove a run's network: the host guard rule of its bridge, every container still on it
+ * disconnected (the proxy), then the network. Best effort; failures are said.
+ */
+void net_remove(const char *name);
+
+/*
+ * The names of the containers on the network, space-separated (empty when none), or NULL
+ * when it cannot be inspected.
+ */
+char *net_members(const char *name);
+
+/*
  * Make the canary namespace if it is missing or wrong (idempotent; safe when two runs race).
  * Fails when `ip` cannot make it: a restricted run then goes on without SSE_NET_CANARY and
  * is not scored.

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # The fail-closed verdict against a real engine (fail-closed-verdict-pr.txt):
-#   - a run deliberately started on a network with a way out (its <project>_agents made by
-#     hand as an ordinary bridge) is not scored: the agent never runs, nothing is graded,
-#     and the result names every broken property at once;
+#   - a run deliberately started on a network with a way out (its own network,
+#     <project>_run-<run-id>, made by hand as an ordinary bridge before it starts) is not
+#     scored: the agent never runs, nothing is graded, and the result names every broken
+#     property at once;
 #   - an --egress open run is scored as tier "open" and `runs results` keeps it apart from
 #     restricted runs.
 # Only our own test network, the host and the canary namespace on this host are involved.
@@ -19,7 +20,7 @@ tag=v$$
 
 # --- a run on a network with a way out -------------------------------------------------------
 proj=sbtbroken$$
-net=${proj}_agents
+net=${proj}_run-broken-$tag
 sb_cleanup_hook() {
 	$DOCKER rm -f "ssebench-broken-$tag" >/dev/null 2>&1
 	$DOCKER network rm "$net" >/dev/null 2>&1
@@ -49,6 +50,31 @@ unlike "$(cat "$dir/agent.log" 2>/dev/null)" 'dummy agent' "broken network: the 
 is "$(field "$dir/summary.json" '(d["scored"], d["isolation"]["failed"])')" \
 	"(False, ['network_internal', 'host_unreachable'])" "broken network: summary.json says so too"
 
+# --- a run whose own network holds a container that is not the run's ------------------------
+# Made by hand, internal as a run's network is, with another container on it: every
+# isolation property holds, but something else could reach the run (and it the run's), so
+# the run does not count.
+fnet=ssebench_run-foreign-$tag
+fctr=sbt-foreign-$tag
+BASE_IMAGE=${SSEBENCH_REGISTRY:-localhost/ssebench}/base-generic-c:$(cat "$SB_SRCDIR/VERSION")
+sb_cleanup_hook() {
+	$DOCKER rm -f "ssebench-broken-$tag" "$fctr" >/dev/null 2>&1
+	$DOCKER network rm "$net" "$fnet" >/dev/null 2>&1
+}
+$DOCKER network create --internal --label ssebench.test=1 -o com.docker.network.bridge.name=sse-intf$$ "$fnet" >/dev/null ||
+	bail "cannot create $fnet"
+$DOCKER run -d --rm --name "$fctr" --network "$fnet" "$BASE_IMAGE" sleep 600 >/dev/null ||
+	bail "cannot start $fctr"
+run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --run-id "foreign-$tag" \
+	--timeout 600
+dir=$SSEBENCH_RESULTS/$TASK/none/dummy/foreign-$tag
+is "$r_rc" 1 "foreign container: the run exits 1"
+like "$r_out" '^NOT SCORED' "foreign container: the CLI says NOT SCORED"
+is "$(field "$dir/result.json" '(d["scored"], d["patch_result"]["status"], d["patch_result"]["error_msg"], d["network"]["foreign"])')" \
+	"(False, 'error', \"Not scored: the run's network $fnet held another container: $fctr\", '$fctr')" \
+	"foreign container: not scored, the container named"
+$DOCKER rm -f "$fctr" >/dev/null 2>&1
+
 # --- an open-egress run -----------------------------------------------------------------------
 run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --run-id "open-$tag" \
 	--egress open --timeout 600
@@ -69,6 +95,10 @@ is "$(field "$dir/result.json" '(d["scored"], d["isolation"]["tier"], d["isolati
 	"(True, 'restricted', [])" "restricted: scored as tier restricted"
 like "$(field "$dir/result.json" 'd["isolation"]["phases"]["before_grading"]["network_internal"]["detail"]')" \
 	'^the egress canary 198\.18\.0\.2:[0-9]+ gave no answer' "restricted: the canary stays silent"
+is "$(field "$dir/result.json" '(d["network"]["name"], d["network"]["checked"], d["network"]["foreign"])')" \
+	"('ssebench_run-restricted-$tag', True, None)" "restricted: the run had a network of its own, with nobody else on it"
+is "$($DOCKER network ls -q --filter "label=ssebench.run=restricted-$tag" | wc -l)" 0 \
+	"restricted: the run's network is gone after the run"
 
 run_cmd r "$SSEBENCH" runs results --dir "$SSEBENCH_RESULTS"
 block() { printf '%s\n' "$r_out" | awk -v t="-- $1 --" '$0 == t { on = 1; next } /^-- / { on = 0 } on'; }
