@@ -279,6 +279,84 @@ script_result(const struct sb_cmd_result *r)
 	    "duration_ms", (json_int_t)r->elapsed_ms);
 }
 
+/*
+ * The kinds of sanitizer report a PoC check may name to the agent: a fixed list, so that
+ * what the agent learns from a check on hidden material is one of these words, never text
+ * the checked program wrote.
+ */
+static const struct {
+	const char *marker, *kind;
+} sanitizer_kinds[] = {
+	{ "AddressSanitizer: heap-buffer-overflow", "AddressSanitizer: heap-buffer-overflow" },
+	{ "AddressSanitizer: stack-buffer-overflow", "AddressSanitizer: stack-buffer-overflow" },
+	{ "AddressSanitizer: global-buffer-overflow", "AddressSanitizer: global-buffer-overflow" },
+	{ "AddressSanitizer: dynamic-stack-buffer-overflow",
+	    "AddressSanitizer: dynamic-stack-buffer-overflow" },
+	{ "AddressSanitizer: heap-use-after-free", "AddressSanitizer: heap-use-after-free" },
+	{ "AddressSanitizer: stack-use-after-return", "AddressSanitizer: stack-use-after-return" },
+	{ "AddressSanitizer: stack-use-after-scope", "AddressSanitizer: stack-use-after-scope" },
+	{ "AddressSanitizer: attempting double-free", "AddressSanitizer: double-free" },
+	{ "AddressSanitizer: attempting free on address", "AddressSanitizer: bad-free" },
+	{ "AddressSanitizer: alloc-dealloc-mismatch", "AddressSanitizer: alloc-dealloc-mismatch" },
+	{ "AddressSanitizer: container-overflow", "AddressSanitizer: container-overflow" },
+	{ "AddressSanitizer: memcpy-param-overlap", "AddressSanitizer: memcpy-param-overlap" },
+	{ "AddressSanitizer: negative-size-param", "AddressSanitizer: negative-size-param" },
+	{ "AddressSanitizer: stack-overflow", "AddressSanitizer: stack-overflow" },
+	{ "AddressSanitizer: SEGV", "AddressSanitizer: SEGV" },
+	{ "AddressSanitizer: requested allocation size", "AddressSanitizer: allocation-size-too-big" },
+	{ "AddressSanitizer: out of memory", "AddressSanitizer: out-of-memory" },
+	{ "AddressSanitizer: ", "AddressSanitizer: other" },
+	{ "LeakSanitizer: detected memory leaks", "LeakSanitizer: memory leak" },
+	{ "MemorySanitizer: use-of-uninitialized-value", "MemorySanitizer: use-of-uninitialized-value" },
+	{ "MemorySanitizer: ", "MemorySanitizer: other" },
+	{ "ThreadSanitizer: ", "ThreadSanitizer: report" },
+	{ ": runtime error: ", "UndefinedBehaviorSanitizer: runtime error" },
+};
+
+/* The first kind of sanitizer report in text, from the fixed list, or NULL. */
+static const char *
+sanitizer_kind(const char *text)
+{
+	for (size_t i = 0; i < SB_ARRAY_SIZE(sanitizer_kinds); i++)
+		if (text != NULL && strstr(text, sanitizer_kinds[i].marker) != NULL)
+			return sanitizer_kinds[i].kind;
+	return NULL;
+}
+
+/*
+ * What the agent gets of a check on hidden material at levels 0 and 1 (run_poc, and
+ * intent_test at level 0): the outcome, and for a PoC the kind of sanitizer report from a
+ * fixed list. Not the output: the program that ran is the agent's code, it was given the
+ * PoC (or ran next to the hidden tests), and anything it prints, however encoded, would
+ * carry them out. The whole output is in the daemon's logs (root's) as usual.
+ */
+static json_t *
+withheld_result(const struct sb_cmd_result *r, enum sb_action action)
+{
+	_cleanup_free_ char *msg = NULL;
+	const char *kind = NULL;
+
+	if (action == SB_ACTION_RUN_POC) {
+		kind = sanitizer_kind(r->err.s);
+		if (kind == NULL)
+			kind = sanitizer_kind(r->out.s);
+		msg = r->exit_code == 0
+		    ? sb_xstrdup("the PoC no longer reproduces (exit status 0)")
+		    : sb_xasprintf("the PoC still reproduces (exit status %d%s%s)%s", r->exit_code,
+			  kind != NULL ? "; " : "", kind != NULL ? kind : "",
+			  r->timed_out ? "; it timed out" : "");
+	} else {
+		msg = r->exit_code == 0 ? sb_xstrdup("the hidden tests pass (exit status 0)")
+					: sb_xasprintf("the hidden tests fail (exit status %d)%s",
+					      r->exit_code, r->timed_out ? "; they timed out" : "");
+	}
+	return json_pack("{s:i, s:s, s:s+, s:b, s:b, s:I, s:b, s:o}", "code", r->exit_code,
+	    "stdout", "", "stderr", msg,
+	    "\n(the output is withheld: the program that ran was given hidden material)",
+	    "timed_out", r->timed_out, "truncated", false, "duration_ms", (json_int_t)r->elapsed_ms,
+	    "withheld", true, "sanitizer", sb_json_string_or_null(kind));
+}
+
 /* A start failure (not executable, missing) as a result the caller can show. */
 static void
 result_from_start_error(struct sb_cmd_result *r, const struct sb_error *e, size_t cap)
@@ -548,7 +626,7 @@ bencher_run_poc(struct helper *h, struct job_spec *j)
 		sb_log(SB_LOG_ERROR, "removing staged PoC: %s", sb_error_message(err));
 		sb_error_release(&err);
 	}
-	reply = script_result(&r);
+	reply = j->ch == DCH_AGENT ? withheld_result(&r, SB_ACTION_RUN_POC) : script_result(&r);
 	sb_cmd_result_release(&r);
 	return dproto_reply(j->reply_fd, 200, reply);
 }
@@ -588,8 +666,11 @@ bencher_test(struct helper *h, struct job_spec *j, bool intent)
 		run_as_runner(h, git, gargv, src, j->home, h->c->test_timeout, NULL, 0, &r);
 		write_log(h, "patch", "git apply -p1 tests.diff", &r);
 		if (r.exit_code != 0) {
-			rc = dproto_reply_error(j->reply_fd, 500, "git apply failed, %s, %s", r.out.s,
-			    r.err.s);
+			/* git's words name the hidden tests' files and lines: not for the agent. */
+			rc = j->ch == DCH_AGENT
+			    ? dproto_reply_error(j->reply_fd, 500, "git apply failed")
+			    : dproto_reply_error(j->reply_fd, 500, "git apply failed, %s, %s", r.out.s,
+				  r.err.s);
 			sb_cmd_result_release(&r);
 			goto out;
 		}
@@ -597,7 +678,8 @@ bencher_test(struct helper *h, struct job_spec *j, bool intent)
 	}
 	run_as_runner(h, script, argv, src, j->home, h->c->test_timeout, NULL, 0, &r);
 	write_log(h, "scriptrunner", script, &r);
-	reply = script_result(&r);
+	reply = intent && j->ch == DCH_AGENT ? withheld_result(&r, SB_ACTION_INTENT_TEST)
+					     : script_result(&r);
 	sb_cmd_result_release(&r);
 	rc = dproto_reply(j->reply_fd, 200, reply);
 out:

@@ -249,6 +249,31 @@ ok "$([ ! -e /tmp/runner-leak ] && [ ! -e /var/tmp/runner-leak ] && [ ! -e /dev/
 kill "$lpid" 2>/dev/null
 rm -rf "$D/src/open" "$D/src/port" /tmp/runner-leak /var/tmp/runner-leak /dev/shm/runner-leak
 
+# Checks on hidden material at level 0: the program that runs is the agent's and is given
+# the PoC (or runs next to the hidden tests). The agent gets the outcome and, for a PoC, the
+# kind of sanitizer report from a fixed list: never the output, however it is encoded.
+cat >"$D/bench/scripts/run.sh" <<'EOT'
+#!/bin/sh
+cat "$1"; base64 "$1"
+echo "==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x1 $(base64 -w0 "$1")" >&2
+exit 1
+EOT
+cat >"$D/bench/scripts/test.sh" <<'EOT'
+#!/bin/sh
+cat hidden.txt 2>/dev/null; base64 hidden.txt 2>/dev/null; echo tested
+EOT
+setmode plain
+is "$(status agent POST '/tool/bencher?action=build' '{}')" 200 "withheld: a build to run the PoC in"
+r=$(req agent POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" '"withheld":true' "withheld: run_poc's output is withheld from the agent"
+like "$r" 'the PoC still reproduces \(exit status 1; AddressSanitizer: heap-buffer-overflow\)' \
+	"withheld: the agent learns the outcome and the kind of report"
+unlike "$r" "crash me|$(printf 'crash me\n' | base64)|0x1" "withheld: no byte of the PoC or of its output, plain or encoded"
+r=$(req agent POST '/tool/bencher?action=intent_test' '{}')
+like "$r" 'the hidden tests pass' "withheld: intent_test gives the outcome"
+unlike "$r" "HIDDEN-TEST-CONTENT|$(printf 'HIDDEN-TEST-CONTENT\n' | base64)|tested" \
+	"withheld: and nothing of the hidden tests' output"
+
 # Junk a check leaves that cannot be removed the usual way does not stop grading from
 # starting (prepare_grading below clears the area for the new session).
 setmode junk
@@ -270,6 +295,8 @@ is "$(ls "$MARK" | grep -c ran-as)" 0 "no hook, filter, fsmonitor or diff driver
 is "$(stat -c '%U %a' "$D/results/final.patch")" "root 644" "final.patch is written by root"
 r=$(req admin POST '/tool/bencher?action=build' '{"grading":true}')
 like "$r" '"code":0' "the grading build runs on the patched pristine copy"
+r=$(req admin POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" 'crash me' "withheld: control: grading (the admin socket) gets the PoC run's whole output"
 stop_daemon
 
 # The pristine repository may hold the upstream history (a task cloned with it): the

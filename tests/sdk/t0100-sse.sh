@@ -83,7 +83,10 @@ is "$r_rc" 0 "bench build: exit 0"
 like "$r_out" "built by $RUNNER_USER" "bench build: the build script ran as the runner"
 run_cmd r "$SSE" bench poc
 is "$r_rc" 0 "bench poc: every PoC"
-like "$r_out" '^poc .*poc.txt$' "bench poc: run.sh got the PoC"
+# What a PoC run printed is withheld from the agent (its code was given the PoC): only the
+# outcome comes back.
+like "$r_out$r_err" 'the PoC no longer reproduces' "bench poc: run.sh ran; the agent gets the outcome"
+unlike "$r_out$r_err" '^poc .*poc.txt$' "bench poc: not the output of the program given the PoC"
 run_cmd r "$SSE" bench poc "$D/bench/pocs/nope.txt"
 is "$r_rc" 1 "bench poc PATH: a path that is no PoC of the task is refused"
 run_cmd r "$SSE" bench test
