@@ -100,6 +100,36 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * Give fd this owner and mode, changing only what differs. The task files and the pristine
+ * tree are on the container's root file system, which is read-only in a run: the tool
+ * layer gave them the right owner and mode already, and a change that is not needed must
+ * not fail there. A change that is needed and fails (EROFS included) is an error.
+ */
+static int
+own_fd(int fd, uid_t uid, gid_t gid, mode_t mode)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if ((st.st_uid != uid || st.st_gid != gid) && fchown(fd, uid, gid) < 0)
+		return -1;
+	if ((st.st_mode & 07777) != mode && fchmod(fd, mode) < 0)
+		return -1;
+	return 0;
+}
+
+/* own_fd for name in dirfd, a regular file or a directory (never through a link). */
+static int
+own_at(int dirfd, const char *name, uid_t uid, gid_t gid, mode_t mode)
+{
+	_cleanup_close_ int fd =
+	    openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	return fd < 0 ? -1 : own_fd(fd, uid, gid, mode);
+}
+
 /* Make directory name in parent_fd (if missing) with this owner and mode; return its fd. */
 static int
 dir_owned_at(int parent_fd, const char *name, mode_t mode, uid_t uid, gid_t gid,
@@ -149,7 +179,7 @@ trusted_dir(const char *path, mode_t mode, gid_t gid, struct sb_error **err)
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sb_error_errno(err, errno, "open '%s'", path);
-	if (fchown(fd, 0, gid) < 0 || fchmod(fd, mode) < 0) {
+	if (own_fd(fd, 0, gid, mode) < 0) {
 		sb_error_errno(err, errno, "set owner and mode of '%s'", path);
 		close(fd);
 		return -1;
@@ -243,6 +273,33 @@ remove_mixed(struct helper *h, int parent_fd, const char *name, struct sb_error 
 	return 0;
 }
 
+/*
+ * The bytes of script logs already in the results directory. The results directory is on
+ * the host's disk, not the run's own file system, and every check the agent asks for adds
+ * a log: SB_RESULTS_LOGS_MAX bounds them all together.
+ */
+static uint64_t
+logs_bytes(struct helper *h)
+{
+	char **names = NULL;
+	size_t n = 0;
+	uint64_t total = 0;
+
+	if (sb_list_dir_at(h->results_fd, ".", SB_COPY_FILES_MAX, &names, &n, NULL) < 0)
+		return UINT64_MAX; /* cannot tell: count it as full */
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		size_t l = strlen(names[i]);
+
+		if (l > 4 && strcmp(names[i] + l - 4, ".log") == 0 &&
+		    fstatat(h->results_fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			total += (uint64_t)st.st_size;
+	}
+	sb_strv_free(names);
+	return total;
+}
+
 /* Keep a log of one script run in the results directory (root-only). */
 static void
 write_log(struct helper *h, const char *prefix, const char *what,
@@ -250,6 +307,7 @@ write_log(struct helper *h, const char *prefix, const char *what,
 {
 	static unsigned seq;
 	struct sb_buf b = SB_BUF_INIT((size_t)64 * 1024 * 1024);
+	uint64_t used = logs_bytes(h);
 	/* Each worker is its own process: the pid keeps two workers' names apart. */
 	_cleanup_free_ char *name = sb_xasprintf("%s-%llu-%d-%u.log", prefix,
 	    (unsigned long long)now_ms(), (int)getpid(), ++seq);
@@ -260,10 +318,17 @@ write_log(struct helper *h, const char *prefix, const char *what,
 	if (r->out_dropped || r->err_dropped)
 		(void)sb_buf_appendf(&b, NULL, "output cut: %zu bytes of stdout, %zu of stderr\n",
 		    r->out_dropped, r->err_dropped);
-	(void)sb_buf_appendf(&b, NULL, "--- stdout ---\n");
-	(void)sb_buf_append(&b, r->out.s, r->out.len, NULL);
-	(void)sb_buf_appendf(&b, NULL, "\n--- stderr ---\n");
-	(void)sb_buf_append(&b, r->err.s, r->err.len, NULL);
+	if (used >= SB_RESULTS_LOGS_MAX ||
+	    r->out.len + r->err.len > SB_RESULTS_LOGS_MAX - used) {
+		/* Past the budget: the log says what ran and how it ended, not what it printed. */
+		(void)sb_buf_appendf(&b, NULL, "output not kept: the run's script logs reached %llu "
+					       "bytes\n", (unsigned long long)SB_RESULTS_LOGS_MAX);
+	} else {
+		(void)sb_buf_appendf(&b, NULL, "--- stdout ---\n");
+		(void)sb_buf_append(&b, r->out.s, r->out.len, NULL);
+		(void)sb_buf_appendf(&b, NULL, "\n--- stderr ---\n");
+		(void)sb_buf_append(&b, r->err.s, r->err.len, NULL);
+	}
 	if (sb_write_file_atomic_at(h->results_fd, name, b.s, b.len, 0644, NULL) < 0)
 		sb_log(SB_LOG_WARN, "cannot write the log '%s', ignoring", name);
 	sb_buf_release(&b);
@@ -1302,7 +1367,7 @@ apply_task_permissions(struct helper *h, int dirfd, const char *rel, unsigned de
 												   : 0700;
 
 		/* The runner's group only where the mode gives that group something. */
-		if (fchown(dirfd, 0, (mode & 0070) ? h->c->runner.gid : 0) < 0 || fchmod(dirfd, mode) < 0)
+		if (own_fd(dirfd, 0, (mode & 0070) ? h->c->runner.gid : 0, mode) < 0)
 			return sb_error_errno(err, errno, "task files '%s'", rel);
 	}
 	if (sb_list_dir_at(dirfd, ".", SB_COPY_FILES_MAX, &names, &n, err) < 0)
@@ -1326,11 +1391,10 @@ apply_task_permissions(struct helper *h, int dirfd, const char *rel, unsigned de
 				: support    ? ((st.st_mode & 0100) ? 0750 : 0640)
 					     : (st.st_mode & 0700);
 
-			if (fchownat(dirfd, names[i], 0, shared || support ? h->c->runner.gid : 0,
-				AT_SYMLINK_NOFOLLOW) < 0 ||
-			    fchmodat(dirfd, names[i], mode, 0) < 0)
+			if (own_at(dirfd, names[i], 0, shared || support ? h->c->runner.gid : 0,
+				mode) < 0)
 				r = sb_error_errno(err, errno, "task file '%s'", child);
-		} else if (S_ISLNK(st.st_mode) &&
+		} else if (S_ISLNK(st.st_mode) && (st.st_uid != 0 || st.st_gid != 0) &&
 		    fchownat(dirfd, names[i], 0, 0, AT_SYMLINK_NOFOLLOW) < 0) {
 			r = sb_error_errno(err, errno, "task file '%s'", child);
 		}

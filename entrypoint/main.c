@@ -395,7 +395,9 @@ setup_results(struct ep *ep, struct sb_error **err)
 		return sb_error_set(err, EPERM,
 		    "refusing to make '%s' private: it is a shared directory (mode %04o)", parent,
 		    (unsigned)(st.st_mode & 07777));
-	if (fchown(pfd, 0, 0) < 0 || fchmod(pfd, 0700) < 0)
+	/* Changed only if needed: in a run it is on the read-only root, made so by the image. */
+	if (((st.st_uid != 0 || st.st_gid != 0) && fchown(pfd, 0, 0) < 0) ||
+	    ((st.st_mode & 07777) != 0700 && fchmod(pfd, 0700) < 0))
 		return sb_error_errno(err, errno, "make '%s' 0700 root", parent);
 	if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST)
 		return sb_error_errno(err, errno, "mkdir '%s'", ep->cfg.results);

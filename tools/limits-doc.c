@@ -85,6 +85,7 @@ static const struct row size_rows[] = {
 	ROW(SB_HTTP_REPLY_MAX, "bytes", "a daemon reply read by a client"),
 	ROW(SB_HTTP_TIMEOUT_DEFAULT_MS, "ms", "a daemon call without its own limit"),
 	ROW(SB_GRADE_ERROR_LOG_MAX, "bytes", "result.json's error_log (its end is kept)"),
+	ROW(SB_RESULTS_LOGS_MAX, "bytes", "the daemon's script logs in a run's results, all together"),
 };
 
 static void
@@ -127,12 +128,15 @@ main(int argc, char **argv)
 		const struct sb_run_limit_spec *sp = sb_run_limit_spec((enum sb_run_limit)w);
 		char *canon = sb_run_limit_resolve((enum sb_run_limit)w, sp->def, NULL);
 
-		printf("| `%s` | `%s` | `%s` | `%s` | %.15g to %.15g %s | %s |\n", sp->setting,
-		    sp->flag, sp->def, canon, sp->min, sp->max, sp->unit, sp->what);
+		printf("| `%s` | %s%s%s | `%s` | `%s` | %.15g to %.15g %s | %s |\n", sp->setting,
+		    sp->flag[0] != '\0' ? "`" : "", sp->flag[0] != '\0' ? sp->flag : "(a file system of its own)",
+		    sp->flag[0] != '\0' ? "`" : "", sp->def, canon, sp->min, sp->max, sp->unit,
+		    sp->what);
 		free(canon);
 	}
-	printf("\nEvery run container also gets `--ulimit core=0` and\n"
-	       "`--security-opt no-new-privileges`.\n\n");
+	printf("\nEvery run container also gets `--ulimit core=0`,\n"
+	       "`--security-opt no-new-privileges`, a read-only root file system and a 16 MiB\n"
+	       "tmpfs on `/run`; everything else it writes is on its `SSEBENCH_DISK` file system.\n\n");
 	printf("## Time limits\n\n");
 	table(time_rows, SB_ARRAY_SIZE(time_rows));
 	printf("\n## Sizes and counts\n\n"

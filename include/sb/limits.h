@@ -81,4 +81,11 @@
 #define SB_DAEMON_OUTPUT_CAP_MAX      (64 * 1024 * 1024) /* the most SSE_OUTPUT_CAP may be */
 #define SB_DAEMON_RUNNER_NPROC	      4096	 /* SSE_RUNNER_NPROC: processes of the runner */
 
+/*
+ * The daemon's script logs in the results directory, all together: the results are on the
+ * host's disk (not the run's own file system) and each check the agent asks for adds one.
+ * Past it, a log keeps what ran and its exit status, not its output.
+ */
+#define SB_RESULTS_LOGS_MAX ((uint64_t)512 * 1024 * 1024)
+
 #endif

@@ -19,12 +19,13 @@ enum sb_run_limit {
 	SB_RUN_LIMIT_MEMORY,
 	SB_RUN_LIMIT_CPUS,
 	SB_RUN_LIMIT_PIDS,
+	SB_RUN_LIMIT_DISK,
 	SB_RUN_LIMIT_COUNT
 };
 
 struct sb_run_limit_spec {
 	const char *setting; /* environment variable or .env key, e.g. SSEBENCH_MEMORY */
-	const char *flag;    /* the docker run flag it becomes */
+	const char *flag;    /* the docker run flag it becomes ("" when it is not one) */
 	const char *def;     /* the default, as the user would write it */
 	double min, max;     /* accepted range, in the unit below */
 	const char *unit;    /* "bytes", "CPUs", "processes" */
@@ -35,6 +36,7 @@ struct sb_run_limit_spec {
 #define SB_RUN_MEMORY_DEFAULT "8g"
 #define SB_RUN_CPUS_DEFAULT   "2"
 #define SB_RUN_PIDS_DEFAULT   "4096"
+#define SB_RUN_DISK_DEFAULT   "16g"
 
 /* ssebench run --timeout: the agent phase's wall-clock limit (grading gets more, below). */
 #define SB_RUN_TIMEOUT_DEFAULT_S 3600

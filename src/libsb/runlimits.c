@@ -30,6 +30,11 @@ static const struct sb_run_limit_spec specs[SB_RUN_LIMIT_COUNT] = {
 		"machine has online" },
 	[SB_RUN_LIMIT_PIDS] = { "SSEBENCH_PIDS", "--pids-limit", SB_RUN_PIDS_DEFAULT, 64, 4194304,
 		"processes", "processes and threads in the run container (a fork bomb stops here)" },
+	[SB_RUN_LIMIT_DISK] = { "SSEBENCH_DISK", "", SB_RUN_DISK_DEFAULT, 256 * MIB,
+		16.0 * 1024 * 1024 * MIB, "bytes",
+		"everything the run can write (the agent's tree and home, /tmp, /var/tmp, the "
+		"runner's area, the archive), on a file system of its own; 5% of it is root's; "
+		"suffixes k, m, g, t (powers of 1024)" },
 };
 
 const struct sb_run_limit_spec *
@@ -74,6 +79,7 @@ canonical(enum sb_run_limit which, const char *v)
 		return NULL;
 	switch (which) {
 	case SB_RUN_LIMIT_MEMORY:
+	case SB_RUN_LIMIT_DISK:
 		d = memory_bytes(v);
 		if (!isfinite(d) || d < sp->min || d > sp->max)
 			return NULL;

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -37,6 +38,7 @@
 #include "sb/verdict.h"
 
 #include "cli.h"
+#include "disk.h"
 #include "docker.h"
 #include "images.h"
 #include "network.h"
@@ -241,6 +243,63 @@ merge_isolation(int rfd, json_t *result, const char *egress)
 	return outcome;
 }
 
+struct results_check {
+	uint64_t entries, removed, fixed;
+};
+
+/*
+ * The run directory on the host, checked from the host's side after the run: it must hold
+ * nothing set-id, world-writable, linked (a symbolic link, a second name of a file), special
+ * (a FIFO blocks its reader) or owned by the agent's uid (on a host, uid 1000 is often a
+ * person). Everything in it was written by root in the container or by this CLI, and the
+ * archive was copied in file by file, so this should find nothing: what it finds is
+ * removed (a file) or given our owner and a sane mode (a directory), and counted.
+ */
+static void
+check_results_dir(int dfd, unsigned depth, struct results_check *c)
+{
+	int lfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	struct dirent *de;
+	DIR *d;
+
+	if (lfd < 0 || (d = fdopendir(lfd)) == NULL) {
+		if (lfd >= 0)
+			close(lfd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL && c->entries < SB_COPY_FILES_MAX) {
+		struct stat st;
+		bool bad_bits;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		c->entries++;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		bad_bits = (st.st_mode & (S_ISUID | S_ISGID | S_ISVTX | S_IWOTH)) != 0 ||
+			   st.st_uid == AGENT_UID;
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sub =
+			    openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub < 0)
+				continue;
+			if (bad_bits) {
+				if (fchown(sub, geteuid(), getegid()) == 0 && fchmod(sub, 0755) == 0)
+					c->fixed++;
+			}
+			if (depth < SB_COPY_DEPTH_MAX)
+				check_results_dir(sub, depth + 1, c);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_nlink > 1 || bad_bits) {
+			if (unlinkat(dfd, de->d_name, 0) == 0)
+				c->removed++;
+		}
+	}
+	closedir(d);
+}
+
 /* Point <dir>/latest at run_id (atomic: a new link renamed over the old one). */
 static void
 update_latest(const char *dir, const char *run_id)
@@ -368,7 +427,10 @@ struct run_ctx {
 	bool canary, reference, proxy_key;
 	char *run_dir, *archive, *secrets, *ref; /* absolute; ref only for the reference agent */
 	char *seccomp;				 /* the profile of containers that run scripts */
-	char *vol_source, *vol_sockets;		 /* sidecar mode: the two volumes */
+	char *vol_source, *vol_sockets;		 /* the tree (both modes), the sockets (sidecar) */
+	char *vol_home;				 /* the agent's home */
+	const struct run_disk *disk;		 /* the run's own file system (disk.h) */
+	const char *source;			 /* the task's source path in the container */
 };
 
 static void
@@ -381,6 +443,96 @@ run_ctx_release(struct run_ctx *rx)
 	free(rx->seccomp);
 	free(rx->vol_source);
 	free(rx->vol_sockets);
+	free(rx->vol_home);
+}
+
+/* Does the container exist (running or not)? */
+static bool
+container_exists(const char *name)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+
+	sb_argv_pushl(&a, "container", "inspect", "--format", "{{.Id}}", name, NULL);
+	return docker_output(&a, NULL, NULL) == 0;
+}
+
+/* -v DISK_DIR:TARGET for one directory of the run's file system. */
+static void
+push_disk_dir(struct sb_argv *a, const struct run_ctx *rx, const char *name, const char *target)
+{
+	_cleanup_free_ char *dir = disk_path(rx->disk, name);
+
+	sb_argv_push(a, "-v");
+	sb_argv_pushf(a, "%s:%s", dir, target);
+}
+
+/*
+ * Where a run container writes (disk.h): its root read-only, every place it writes a
+ * directory of the run's own file system, /run a small tmpfs (sockets, the daemon's pid
+ * files). The agent's tree and home are Docker volumes over directories of that file
+ * system, so that Docker fills them from the image; both sidecar containers share them.
+ * Each container has a /tmp and a /var/tmp of its own; the task container (and a sandbox)
+ * the runner's area and the daemon's state.
+ */
+static void
+push_disk_mounts(struct sb_argv *a, const struct run_ctx *rx, const char *role)
+{
+	bool task = role != NULL && strcmp(role, "task") == 0;
+	bool agent_side = role == NULL || !task;
+
+	sb_argv_pushl(a, "--read-only", "--tmpfs", "/run:rw,nosuid,nodev,mode=0755,size=16m",
+	    NULL);
+	push_disk_dir(a, rx, task ? DISK_TMP_TASK : DISK_TMP, "/tmp");
+	push_disk_dir(a, rx, task ? DISK_VARTMP_TASK : DISK_VARTMP, "/var/tmp");
+	push_disk_dir(a, rx, DISK_ARCHIVE, "/tmp/sse-archive");
+	if (role == NULL || task) {
+		push_disk_dir(a, rx, DISK_RUNNER, "/var/lib/ssebench-runner");
+		push_disk_dir(a, rx, DISK_STATE, "/var/lib/ssebench-daemon");
+	}
+	(void)agent_side;
+	sb_argv_pushl(a, "--mount", NULL);
+	sb_argv_pushf(a, "type=volume,source=%s,target=%s", rx->vol_home, AGENT_HOME);
+	if (role == NULL) {
+		sb_argv_pushl(a, "--mount", NULL);
+		sb_argv_pushf(a, "type=volume,source=%s,target=%s", rx->vol_source, rx->source);
+	}
+}
+
+/*
+ * A Docker volume over a directory of the run's file system (the local driver, bound):
+ * Docker fills an empty one from the image at its mount point, as it does any volume.
+ */
+static int
+disk_volume(const struct run_ctx *rx, const char *vol, const char *dirname,
+    struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *dir = disk_path(rx->disk, dirname);
+
+	sb_argv_pushl(&a, "volume", "create", "--driver", "local", "--opt", "type=none", "--opt",
+	    "o=bind", "--opt", NULL);
+	sb_argv_pushf(&a, "device=%s", dir);
+	sb_argv_push(&a, "--label");
+	sb_argv_pushf(&a, "ssebench.run=%s", rx->o->run_id);
+	sb_argv_push(&a, vol);
+	if (docker_output(&a, NULL, err) != 0)
+		return sb_error_set(err, EIO, "docker volume create %s failed", vol);
+	return 0;
+}
+
+/* docker volume rm of the volumes made over the run's file system. */
+static void
+disk_volumes_remove(const struct run_ctx *rx)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+
+	sb_argv_pushl(&a, "volume", "rm", "-f", NULL);
+	if (rx->vol_home != NULL)
+		sb_argv_push(&a, rx->vol_home);
+	if (rx->vol_source != NULL && rx->vol_sockets == NULL)
+		sb_argv_push(&a, rx->vol_source); /* sandbox mode; sidecar removes its own */
+	if (a.n > 3)
+		(void)docker_output(&a, NULL, NULL);
 }
 
 /*
@@ -447,11 +599,10 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 		sb_argv_pushl(a, "-e", "SSE_NET_CANARY=" NET_CANARY_ADDR, NULL);
 	sb_argv_push(a, "-v");
 	sb_argv_pushf(a, "%s:/var/lib/ssebench/results", rx->run_dir);
-	sb_argv_push(a, "-v");
-	sb_argv_pushf(a, "%s:/tmp/sse-archive", rx->archive);
 	sb_argv_push(a, "--mount");
 	sb_argv_pushf(a, "type=bind,source=%s,target=/run/ssebench-secrets/run.env,readonly",
 	    rx->secrets);
+	push_disk_mounts(a, rx, role);
 	/* Resource limits (fail closed: a bad value falls back, never to "unlimited"). */
 	sb_argv_pushl(a, "--memory", rx->mem, "--cpus", rx->cpus, "--pids-limit", rx->pids,
 	    "--ulimit", "core=0", "--security-opt", "no-new-privileges", NULL);
@@ -507,19 +658,16 @@ sidecar_start_task(struct run_ctx *rx, const struct sb_task *t, const char *imag
 	_cleanup_free_ char *out = NULL;
 	const char *id = rx->o->run_id;
 
-	rx->vol_source = sb_xasprintf("ssebench-%s-source", id);
 	rx->vol_sockets = sb_xasprintf("ssebench-%s-sockets", id);
-	for (int i = 0; i < 2; i++) {
-		sb_argv_pushl(&a, "volume", "create", "--label", NULL);
-		sb_argv_pushf(&a, "ssebench.run=%s", id);
-		sb_argv_push(&a, i == 0 ? rx->vol_source : rx->vol_sockets);
-		if (docker_output(&a, NULL, err) != 0) {
-			sidecar_remove(rx, NULL);
-			return sb_error_set(err, EIO, "docker volume create %s failed",
-			    i == 0 ? rx->vol_source : rx->vol_sockets);
-		}
-		sb_argv_release(&a);
+	/* The tree's volume is made with the run's disk (do_run); the sockets' is small. */
+	sb_argv_pushl(&a, "volume", "create", "--label", NULL);
+	sb_argv_pushf(&a, "ssebench.run=%s", id);
+	sb_argv_push(&a, rx->vol_sockets);
+	if (docker_output(&a, NULL, err) != 0) {
+		sidecar_remove(rx, NULL);
+		return sb_error_set(err, EIO, "docker volume create %s failed", rx->vol_sockets);
 	}
+	sb_argv_release(&a);
 	sb_argv_pushl(&a, "run", "-d", "--name", name, "--hostname", "task", NULL);
 	push_run_args(&a, rx, "task");
 	push_sidecar_volumes(&a, rx, t->config->source.s);
@@ -623,6 +771,9 @@ do_run(struct run_opts *o)
 	bool reference, interrupted = false, scored = false, canary = false, net_made = false;
 	enum sb_iso_outcome outcome = SB_ISO_UNSCORED;
 	struct phase_end pe = { .run_fd = -1 };
+	struct run_disk disk = { 0 };
+	bool disk_made = false;
+	uint64_t archive_left = 0;
 	char digest[65];
 	int rc = SB_EXIT_FAILURE, code;
 	json_t *result = NULL;
@@ -770,11 +921,24 @@ do_run(struct run_opts *o)
 		goto fail;
 	}
 	archive = sb_xasprintf("%s/archive", run_dir);
-	if (mkdir(archive, 0755) < 0) {
-		sb_error_errno(&err, errno, "mkdir '%s'", archive);
-		goto fail;
-	}
 	update_latest(parent, o->run_id);
+	/*
+	 * The run's own file system: everything the run can write is on it (disk.h), so the
+	 * run cannot fill the host's disk. Disks that runs left behind (a CLI killed, a reboot)
+	 * are swept first.
+	 */
+	{
+		_cleanup_free_ char *droot = sb_xasprintf("%s/.disks", results_root());
+		_cleanup_free_ char *size = run_limit(SB_RUN_LIMIT_DISK);
+		uint64_t bytes = 0;
+
+		disk_sweep(droot);
+		if (sb_parse_u64(size, 1, UINT64_MAX, &bytes, &err) < 0 ||
+		    disk_create(&disk, droot, o->run_id, bytes, &err) < 0)
+			goto fail;
+		disk_made = true;
+		progress("run %s: its own file system of %s bytes (SSEBENCH_DISK)", o->run_id, size);
+	}
 	{
 		_cleanup_free_ char *moved = sb_xasprintf("%s/build.log", run_dir);
 
@@ -856,14 +1020,21 @@ do_run(struct run_opts *o)
 	rx.cpus = cpus;
 	rx.pids = pids;
 	rx.run_dir = realpath(run_dir, NULL);
-	rx.archive = realpath(archive, NULL);
+	rx.archive = disk_path(&disk, DISK_ARCHIVE);
 	rx.secrets = realpath(secrets, NULL);
 	rx.ref = ref != NULL ? realpath(ref, NULL) : NULL;
-	if (rx.run_dir == NULL || rx.archive == NULL || rx.secrets == NULL ||
-	    (ref != NULL && rx.ref == NULL)) {
+	rx.disk = &disk;
+	rx.source = task->config->source.s;
+	if (rx.run_dir == NULL || rx.secrets == NULL || (ref != NULL && rx.ref == NULL)) {
 		sb_error_errno(&err, errno, "resolve the paths of %s", run_dir);
 		goto fail;
 	}
+	/* The agent's tree and home, over the run's file system (filled from the image). */
+	rx.vol_source = sb_xasprintf("ssebench-%s-source", o->run_id);
+	rx.vol_home = sb_xasprintf("ssebench-%s-home", o->run_id);
+	if (disk_volume(&rx, rx.vol_source, DISK_SRC, &err) < 0 ||
+	    disk_volume(&rx, rx.vol_home, DISK_HOME, &err) < 0)
+		goto fail;
 	container = sb_xasprintf("ssebench-%s", o->run_id);
 	if (sidecar) {
 		task_container = sb_xasprintf("ssebench-%s-task", o->run_id);
@@ -930,6 +1101,27 @@ do_run(struct run_opts *o)
 	if (sidecar)
 		sidecar_finish(&rx, task_container, o->keep);
 	sidecar_done = true;
+	/* What the agent left in its archive comes home sanitised (disk.h). */
+	{
+		uint64_t left = 0;
+
+		if (disk_copy_archive(&disk, archive, &left, &err) < 0) {
+			sb_log(SB_LOG_WARN, "the archive: %s", sb_error_message(err));
+			sb_error_release(&err);
+		} else if (left > 0) {
+			progress("the archive: %llu entr%s left behind (links, special files, second "
+				 "names, too deep or too many)",
+			    (unsigned long long)left, left == 1 ? "y" : "ies");
+		}
+		archive_left = left;
+	}
+	/* Kept: the file system stays while the container does (runs stop leaves it, runs
+	 * remove takes both, and the next run sweeps a disk whose containers are gone). */
+	if (!o->keep || !container_exists(container)) {
+		disk_volumes_remove(&rx);
+		disk_release(&disk);
+		disk_made = false;
+	}
 	/* A kept run keeps its network (its daemon still serves); runs remove takes it. */
 	if (!o->keep && net_made) {
 		net_remove(net);
@@ -999,6 +1191,18 @@ do_run(struct run_opts *o)
 			outcome = SB_ISO_UNSCORED;
 			json_object_set_new(result, "scored", json_false());
 		}
+		{
+			struct results_check rc2 = { 0, 0, 0 };
+
+			check_results_dir(rfd, 1, &rc2);
+			if (rc2.removed + rc2.fixed > 0)
+				sb_log(SB_LOG_WARN, "the run directory held %llu entries it must not "
+						    "(removed) and %llu directories with loose modes (fixed)",
+				    (unsigned long long)rc2.removed, (unsigned long long)rc2.fixed);
+			json_object_set_new(result, "results_check",
+			    json_pack("{s:I, s:I, s:I}", "archive_left_behind", (json_int_t)archive_left,
+				"removed", (json_int_t)rc2.removed, "fixed", (json_int_t)rc2.fixed));
+		}
 		json_object_set_new(result, "network",
 		    json_pack("{s:s, s:o, s:b, s:b}", "name", net, "foreign",
 			sb_json_string_or_null(pe.foreign), "checked", pe.seen,
@@ -1027,6 +1231,8 @@ do_run(struct run_opts *o)
 		    "images", "case", case_image, "agent", agent_image, "case_task_files", digest);
 		json_object_set_new(json_object_get(summary, "images"), "task",
 		    json_string(task_image));
+		json_object_set(summary, "network", json_object_get(result, "network"));
+		json_object_set(summary, "results_check", json_object_get(result, "results_check"));
 		json_decref(cfg);
 		if (sb_json_write_atomic_at(rfd, "summary.json", summary, 0644, &err) < 0) {
 			json_decref(summary);
@@ -1099,6 +1305,11 @@ out:
 		sidecar_finish(&rx, task_container, o->keep);
 	if (net_made && !o->keep)
 		net_remove(net);
+	/* Failed before the container ran, or not kept: the run's file system goes. */
+	if (disk_made && (!o->keep || !sidecar_done)) {
+		disk_volumes_remove(&rx);
+		disk_release(&disk);
+	}
 	if (pe.run_fd >= 0)
 		close(pe.run_fd);
 	free(pe.foreign);

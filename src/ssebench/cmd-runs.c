@@ -24,6 +24,7 @@
 #include "sb/parse.h"
 
 #include "cli.h"
+#include "disk.h"
 #include "docker.h"
 #include "network.h"
 #include "run.h"
@@ -416,6 +417,12 @@ runs_remove(const struct cli_command *cmd, int argc, char **argv)
 			sb_argv_pushl(&r, "volume", "rm", "-f", v, NULL);
 			(void)docker_output(&r, NULL, NULL);
 		}
+	/* Its file system (disk.h): gone once no container of the run is left. */
+	{
+		_cleanup_free_ char *droot = sb_xasprintf("%s/.disks", results_root());
+
+		disk_sweep(droot);
+	}
 	/* And its network (a kept run keeps it until now). */
 	sb_argv_release(&a);
 	free(vols);

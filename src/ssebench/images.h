@@ -56,6 +56,10 @@ int images_build_sidecar_agent(const struct images *im, struct sb_error **err);
 
 /* "[  12.3 s] msg" progress lines on stderr, timed from the first one. */
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The agent user's home and uid in every agent image (images/common/make-users.sh). */
+#define AGENT_HOME "/home/model"
+#define AGENT_UID  1000
 double progress_clock(void);
 
 #endif

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * disk.h: each run's own file system, a hard bound on what the run can write.
+ *
+ * Docker on this kind of host has no per-container disk quota (`--storage-opt size=` needs
+ * overlay on XFS with project quotas), so a run that filled the disk would spoil its own
+ * result files and every other run's on the host. Instead every place a run can write is
+ * on a file system of its own: a sparse image file of SSEBENCH_DISK bytes, formatted ext4
+ * and loop-mounted below <results>/.disks/<run-id>/. The container's root is read-only;
+ * the agent's tree, its home, /tmp, /var/tmp, the runner's area, the daemon's state and the
+ * archive are directories of that file system. Writes past the bound fail with ENOSPC in
+ * that run only. 5% of it is reserved for root, so the daemon can still copy the pristine
+ * tree for grading and the entrypoint can still record what happened when the agent has
+ * filled the rest.
+ *
+ * After the run the CLI copies the archive out into the run directory (regular files and
+ * directories only, modes 0644/0755, owned by the CLI's user: nothing the agent set
+ * survives the trip) and removes the file system.
+ */
+#ifndef SSEBENCH_DISK_H
+#define SSEBENCH_DISK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sb/error.h"
+
+/* The directories of a run's file system, one per place the run writes. */
+#define DISK_SRC	"src"	  /* the agent's tree (a Docker volume: filled from the image) */
+#define DISK_HOME	"home"	  /* the agent's home (a Docker volume, filled likewise) */
+#define DISK_TMP	"tmp"	  /* /tmp (the sandbox's, or the sidecar agent container's) */
+#define DISK_VARTMP	"vartmp"  /* /var/tmp */
+#define DISK_TMP_TASK	"tmp-task"	/* the sidecar task container's /tmp */
+#define DISK_VARTMP_TASK "vartmp-task"	/* and its /var/tmp */
+#define DISK_RUNNER	"runner"  /* /var/lib/ssebench-runner */
+#define DISK_STATE	"state"	  /* /var/lib/ssebench-daemon */
+#define DISK_ARCHIVE	"archive" /* /tmp/sse-archive */
+#define DISK_RESERVE_PERCENT "5" /* blocks only root may use (mkfs.ext4 -m) */
+
+struct run_disk {
+	char *dir;	/* <results>/.disks/<run-id> (0700 root) */
+	char *image;	/* dir/disk.img */
+	char *mnt;	/* dir/mnt, where the file system is mounted */
+	uint64_t bytes; /* its size */
+	bool mounted;
+};
+
+/*
+ * Make, format and mount the run's file system of `bytes` bytes below root
+ * ("<results>/.disks"), with its directories. Needs root, mkfs.ext4 and mount(8) with loop
+ * devices. On failure nothing is left.
+ */
+int disk_create(struct run_disk *d, const char *root, const char *run_id, uint64_t bytes,
+    struct sb_error **err);
+
+/* The absolute path of one of its directories (DISK_*), malloc'd. */
+char *disk_path(const struct run_disk *d, const char *name);
+
+/*
+ * Copy the archive out into dest (a directory that must not exist yet): directories and
+ * regular files only, at most SB_COPY_DEPTH_MAX deep and SB_COPY_FILES_MAX entries, 0755
+ * and 0644, owned by the caller; links, special files and second names of a file are left
+ * behind, and counted in *ret_left. The tree is read without following any link.
+ */
+int disk_copy_archive(const struct run_disk *d, const char *dest, uint64_t *ret_left,
+    struct sb_error **err);
+
+/* Unmount and remove the run's file system (best effort; what fails is said). */
+void disk_release(struct run_disk *d);
+
+/*
+ * Remove the file systems below root whose run has no container left (a CLI that was
+ * killed, a machine that rebooted): their loop mounts would otherwise stay for ever.
+ */
+void disk_sweep(const char *root);
+
+#endif
