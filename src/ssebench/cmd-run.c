@@ -47,7 +47,7 @@
 #include "run.h"
 
 struct run_opts {
-	char *local, *task, *agent, *model, *run_id, *mode, *egress;
+	char *local, *task, *agent, *model, *run_id, *mode, *egress, *runtime;
 	unsigned difficulty;
 	uint64_t timeout;
 	bool keep, require_pass;
@@ -456,6 +456,47 @@ container_exists(const char *name)
 	return docker_output(&a, NULL, NULL) == 0;
 }
 
+static bool
+runtime_name_valid(const char *s)
+{
+	if (s[0] == '\0' || strlen(s) > 64 || !((s[0] >= 'a' && s[0] <= 'z') ||
+						(s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= '0' && s[0] <= '9')))
+		return false;
+	for (const char *p = s; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+			*p == '.' || *p == '_' || *p == '-'))
+			return false;
+	return true;
+}
+
+/*
+ * --runtime NAME: a stronger boundary where the engine has one (gVisor's runsc, Kata). The
+ * engine must know it: `docker info` lists its runtimes; a name it does not list is refused
+ * before anything is built, with the names it does.
+ */
+static int
+check_runtime(const char *name, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *out = NULL;
+	json_auto_t *rts = NULL;
+	_cleanup_buf_ struct sb_buf have = SB_BUF_INIT(4096);
+	const char *key;
+	json_t *v;
+
+	sb_argv_pushl(&a, "info", "--format", "{{json .Runtimes}}", NULL);
+	if (docker_output(&a, &out, err) != 0 || out == NULL ||
+	    sb_json_load(out, strlen(out), SB_JSON_FILE_MAX, &rts, NULL) < 0 || !json_is_object(rts))
+		return sb_error_set(err, EIO, "cannot read the Docker engine's runtimes (docker info)");
+	if (json_object_get(rts, name) != NULL)
+		return 0;
+	json_object_foreach (rts, key, v)
+		(void)sb_buf_appendf(&have, NULL, "%s%s", have.len > 0 ? ", " : "", key);
+	return sb_error_set(err, ENOENT,
+	    "the Docker engine has no runtime '%s' (it has: %s); install it and register it in "
+	    "the engine's daemon.json, or leave --runtime out", name, have.s);
+}
+
 /* -v DISK_DIR:TARGET for one directory of the run's file system. */
 static void
 push_disk_dir(struct sb_argv *a, const struct run_ctx *rx, const char *name, const char *target)
@@ -553,6 +594,8 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	bool task = role != NULL && strcmp(role, "task") == 0;
 
 	sb_argv_pushl(a, "--network", rx->net, NULL);
+	if (o->runtime != NULL)
+		sb_argv_pushl(a, "--runtime", o->runtime, NULL);
 	if (strcmp(o->egress, "open") != 0)
 		sb_argv_pushl(a, "--dns-opt", "timeout:1", "--dns-opt", "attempts:1", NULL);
 	sb_argv_push(a, "--label");
@@ -852,6 +895,8 @@ do_run(struct run_opts *o)
 		rc = cli_fail("Docker does not answer (%s); run scripts/docker-up (as root)", why);
 		goto out;
 	}
+	if (o->runtime != NULL && check_runtime(o->runtime, &err) < 0)
+		goto fail;
 	mem = run_limit(SB_RUN_LIMIT_MEMORY);
 	cpus = run_limit(SB_RUN_LIMIT_CPUS);
 	pids = run_limit(SB_RUN_LIMIT_PIDS);
@@ -1213,11 +1258,12 @@ do_run(struct run_opts *o)
 		}
 		scored = outcome != SB_ISO_UNSCORED;
 		/* Sidecar mode has its own two layers: no tool layer (upstream §1.7, RunConfig). */
-		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[]}", "agent", o->agent,
-		    "model", o->model, "mode", o->mode, "timeout", (json_int_t)o->timeout,
+		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[], s:o}", "agent",
+		    o->agent, "model", o->model, "mode", o->mode, "timeout", (json_int_t)o->timeout,
 		    "difficulty", (int)o->difficulty, "tool_layer",
 		    sidecar ? json_null() : json_string("sandbox"), "egress", o->egress,
-		    "reference_run", reference, "plugins");
+		    "reference_run", reference, "plugins", "runtime",
+		    sb_json_string_or_null(o->runtime));
 		json_object_set(result, "config", cfg);
 		if (sb_json_write_atomic_at(rfd, "result.json", result, 0644, &err) < 0)
 			goto fail;
@@ -1347,6 +1393,7 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 		{ "mode", required_argument, NULL, 'M' },
 		{ "keep-container", no_argument, NULL, 'k' },
 		{ "require-pass", no_argument, NULL, 'p' },
+		{ "runtime", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1359,6 +1406,11 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 	o.timeout = SB_RUN_TIMEOUT_DEFAULT_S;
 	o.egress = sb_xstrdup(cli_setting("SSEBENCH_EGRESS", "restricted"));
 	o.mode = sb_xstrdup("sandbox");
+	{
+		const char *rt = cli_setting("SSEBENCH_RUNTIME", NULL);
+
+		o.runtime = rt != NULL && *rt != '\0' ? sb_xstrdup(rt) : NULL;
+	}
 	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
 		switch (c) {
 		case -2:
@@ -1370,6 +1422,7 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 		case 'r': free(o.run_id); o.run_id = sb_xstrdup(optarg); break;
 		case 'M': free(o.mode); o.mode = sb_xstrdup(optarg); break;
 		case 'e': free(o.egress); o.egress = sb_xstrdup(optarg); break;
+		case 'R': free(o.runtime); o.runtime = sb_xstrdup(optarg); break;
 		case 'k': o.keep = true; break;
 		case 'p': o.require_pass = true; break;
 		case 'd':
@@ -1396,6 +1449,9 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "--egress must be restricted or open");
 	if (strcmp(o.mode, "sandbox") != 0 && strcmp(o.mode, "sidecar") != 0)
 		return cli_usage_error(cmd, "--mode must be sandbox or sidecar");
+	if (o.runtime != NULL && !runtime_name_valid(o.runtime))
+		return cli_usage_error(cmd, "--runtime must be the name of a container runtime "
+					    "([A-Za-z0-9][A-Za-z0-9._-]*), such as runsc");
 	if (strcmp(o.mode, "sidecar") == 0)
 		sb_log(SB_LOG_WARN, "sidecar mode is experimental: the agent container has no "
 				    "toolchain for the project (docs/sidecar.md)");
@@ -1409,5 +1465,6 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 	free(o.run_id);
 	free(o.mode);
 	free(o.egress);
+	free(o.runtime);
 	return rc;
 }

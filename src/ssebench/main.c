@@ -139,7 +139,8 @@ static const struct cli_command top_commands[] = {
 	    .summary = "run an agent on a task and grade it",
 	    .usage = "ssebench run --task ID --agent NAME [--local DIR] [--model NAME] "
 		     "[--difficulty 0-4] [--egress restricted|open] [--timeout SECONDS] "
-		     "[--run-id ID] [--keep-container] [--require-pass] [--mode sandbox|sidecar]",
+		     "[--run-id ID] [--keep-container] [--require-pass] [--mode sandbox|sidecar] "
+		     "[--runtime NAME]",
 	    .help = "Build the task's images (base, case, runtime, tool, agent), start the run\n"
 		    "container, let the agent work, grade what it left, and write result.json and\n"
 		    "summary.json to results/<task>/<model>/<agent>/<run-id>/.\n"
@@ -157,6 +158,8 @@ static const struct cli_command top_commands[] = {
 		    "  --require-pass    exit 1 unless the grade is passed\n"
 		    "  --mode MODE       sandbox (default: one container) or sidecar (experimental:\n"
 		    "                    a task container and an agent container; docs/sidecar.md)\n"
+		    "  --runtime NAME    a container runtime the engine has (e.g. runsc, gVisor), for\n"
+		    "                    a stronger boundary; default: the engine's (SSEBENCH_RUNTIME)\n"
 		    "\n"
 		    "Exit status: 0 when graded (whatever the grade), 1 on an error or with\n"
 		    "--require-pass and a grade other than passed, 2 on a bad flag, 130 if\n"

@@ -87,12 +87,21 @@ is "$(field "$dir/result.json" 'd["isolation"]["phases"]["before_agent"]["networ
 	not_claimed "open egress: no network isolation is claimed"
 is "$(field "$dir/result.json" 'd["patch_result"]["status"]')" failed "open egress: graded like any run"
 
-# --- a restricted run, then the listing ---------------------------------------------------------
+# --- --runtime: a runtime the engine lacks is refused before anything is built -------------------
+run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --run-id "runtime-$tag" \
+	--runtime sbt-no-such-runtime
+is "$r_rc" 1 "runtime: an unknown runtime: exit 1"
+like "$r_err" "the Docker engine has no runtime 'sbt-no-such-runtime' \\(it has: .*runc" \
+	"runtime: refused, with the runtimes the engine has"
+ok "$([ ! -e "$SSEBENCH_RESULTS/$TASK/none/dummy/runtime-$tag" ]; echo $?)" "runtime: no run directory was made"
+
+# --- a restricted run (on the engine's runc, named), then the listing ---------------------------
 run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --run-id "restricted-$tag" \
-	--timeout 600
+	--timeout 600 --runtime runc
 dir=$SSEBENCH_RESULTS/$TASK/none/dummy/restricted-$tag
 is "$(field "$dir/result.json" '(d["scored"], d["isolation"]["tier"], d["isolation"]["failed"])')" \
 	"(True, 'restricted', [])" "restricted: scored as tier restricted"
+is "$(field "$dir/result.json" 'd["config"]["runtime"]')" runc "restricted: the runtime is recorded"
 like "$(field "$dir/result.json" 'd["isolation"]["phases"]["before_grading"]["network_internal"]["detail"]')" \
 	'^the egress canary 198\.18\.0\.2:[0-9]+ gave no answer' "restricted: the canary stays silent"
 is "$(field "$dir/result.json" '(d["network"]["name"], d["network"]["checked"], d["network"]["foreign"])')" \
