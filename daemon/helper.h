@@ -67,6 +67,9 @@ int work_end_agent_phase(struct helper *h, struct job_spec *j);
 
 /* Start-up work done by the helper before serving (work.c). */
 int work_setup(struct helper *h, struct sb_error **err);
+/* Open the task files and give them the modes a run needs (the first step of work_setup;
+ * alone, `ssebench-daemon --task-permissions` at image build). */
+int work_task_permissions(struct helper *h, struct sb_error **err);
 /* A new runner session: kill runner processes, remove every scratch copy, new home. */
 int work_new_session(struct helper *h, struct sb_error **err);
 

@@ -32,10 +32,11 @@
 static void
 usage(FILE *out)
 {
-	fprintf(out, "usage: ssebench-daemon [--version] [--help]\n"
+	fprintf(out, "usage: ssebench-daemon [--task-permissions] [--version] [--help]\n"
 		     "\n"
 		     "Serves the task in $SSE_BENCH_PATH to the agent and the grader. Configured\n"
-		     "by environment variables only (docs/daemon.md).\n");
+		     "by environment variables only (docs/daemon.md). --task-permissions gives the\n"
+		     "task files the owners and modes a run needs, and exits (image build).\n");
 }
 
 /*
@@ -186,7 +187,7 @@ main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (argc > 1) {
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--task-permissions") != 0)) {
 		usage(stderr);
 		return SB_EXIT_USAGE;
 	}
@@ -203,6 +204,19 @@ main(int argc, char **argv)
 		sb_log(SB_LOG_ERROR, "must run as root: it separates the agent, the runner and "
 				     "itself by uid");
 		return SB_EXIT_FAILURE;
+	}
+	if (argc == 2) {
+		memset(&h, 0, sizeof(h));
+		h.c = &c;
+		h.bench_fd = -1;
+		rc = work_task_permissions(&h, &err) < 0 ? SB_EXIT_FAILURE : 0;
+		if (rc != 0) {
+			sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
+			sb_error_release(&err);
+		}
+		if (h.bench_fd >= 0)
+			close(h.bench_fd);
+		return rc;
 	}
 	sb_log(SB_LOG_INFO, "task '%s', difficulty %u, source '%s'", c.task->id.s, c.difficulty,
 	    c.source);

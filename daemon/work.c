@@ -1436,6 +1436,26 @@ random_name(const char *prefix)
 }
 
 int
+work_task_permissions(struct helper *h, struct sb_error **err)
+{
+	h->bench_fd = sb_open_dir(h->c->bench_path, err);
+	if (h->bench_fd < 0)
+		return -1;
+	find_support_dirs(h);
+	for (char **d = support_dirs; *d != NULL; d++)
+		sb_log(SB_LOG_INFO, "support directory shared read-only with the runner: %.*s",
+		    (int)strcspn(*d, "="), *d);
+	/*
+	 * A run's root file system is read-only (docs/running.md: "Disk"), so at run time this
+	 * pass can only confirm what the tool layer set when it ran it at image build; where a
+	 * mode is already right nothing is written (own_fd).
+	 */
+	if (apply_task_permissions(h, h->bench_fd, "", 0, err) < 0)
+		return sb_error_prefix(err, "%s", h->c->bench_path);
+	return 0;
+}
+
+int
 work_setup(struct helper *h, struct sb_error **err)
 {
 	struct dconf *c = h->c;
@@ -1471,15 +1491,8 @@ work_setup(struct helper *h, struct sb_error **err)
 			(const char *const *)sandbox_paths, c->runner.uid, c->runner.gid, err) < 0)
 			return sb_error_prefix(err, "the runner's sandbox");
 	}
-	h->bench_fd = sb_open_dir(c->bench_path, err);
-	if (h->bench_fd < 0)
+	if (work_task_permissions(h, err) < 0)
 		return -1;
-	find_support_dirs(h);
-	for (char **d = support_dirs; *d != NULL; d++)
-		sb_log(SB_LOG_INFO, "support directory shared read-only with the runner: %.*s",
-		    (int)strcspn(*d, "="), *d);
-	if (apply_task_permissions(h, h->bench_fd, "", 0, err) < 0)
-		return sb_error_prefix(err, "%s", c->bench_path);
 	/* The pristine source is root-only too (integrity-model: /ssebench-repo 0700): it may
 	 * hold history the agent's tree does not. */
 	{

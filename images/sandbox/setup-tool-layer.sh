@@ -12,8 +12,10 @@
 #      "buggy commit": upstream history would give the fix away;
 #   4. world-writable bits go where a check must not change files; toolchain caches become
 #      readable by everyone (the runner cannot read a crate unpacked 0640); /ssebench is
-#      root-only, with the build and test scripts executable by sse-runner's group only.
-# The daemon checks and re-applies the /ssebench permissions at every start.
+#      root-only, with the build and test scripts (and the support directories they name)
+#      readable by sse-runner's group only: the daemon's --task-permissions sets that.
+# The daemon checks the /ssebench permissions again at every start (the run's root is
+# read-only then: what is wrong can no longer be changed, and the run fails).
 set -eu
 src=${1:-}
 say() { printf 'setup-tool-layer: %s\n' "$*"; }
@@ -66,19 +68,10 @@ for d in "${GOPATH:-}" "${GOMODCACHE:-}" "${CARGO_HOME:-}" "${RUSTUP_HOME:-}" /r
 		chmod o+x "$p"
 	done
 done
-chown -R root:root /ssebench
-chmod -R go-rwx /ssebench
-chgrp sse-runner /ssebench
-chmod 0710 /ssebench
-if [ -d /ssebench/scripts ]; then
-	chgrp sse-runner /ssebench/scripts
-	chmod 0710 /ssebench/scripts
-	for s in build.sh test.sh; do
-		[ -f "/ssebench/scripts/$s" ] || continue
-		chgrp sse-runner "/ssebench/scripts/$s"
-		chmod 0750 "/ssebench/scripts/$s"
-	done
-fi
+# The task files: the daemon's own rule (root-only; the build and test scripts, the support
+# directories they name and the directories leading there readable by sse-runner's group).
+# A run's root is read-only, so the daemon can only check this at run time.
+/opt/ssebench/bin/ssebench-daemon --task-permissions || die "the daemon could not set the task files' permissions"
 mkdir -p /var/lib/ssebench /run/ssebench /var/lib/ssebench-runner /var/lib/ssebench-daemon \
 	/tmp/sse-archive
 chmod 0700 /var/lib/ssebench /run/ssebench

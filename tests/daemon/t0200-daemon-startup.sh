@@ -15,7 +15,7 @@ run_daemon_once() {
 		SSE_RESULTS="$D/results" SSE_ARCHIVE="$D/archive" SSE_RUNNER_DIR="$RUNNER_DIR" \
 		SSE_DAEMON_STATE="$D/state" SSE_DAEMON_SOCKET="$SOCK" \
 		SSE_ADMIN_SOCKET="$D/admin/admin.sock" SSE_AGENT_USER="$AGENT_USER" \
-		SSE_RUNNER_USER="$RUNNER_USER" SSE_DAEMON_USER="$DAEMON_USER" "$@" "$DAEMON"
+		SSE_RUNNER_USER="$RUNNER_USER" SSE_DAEMON_USER="$DAEMON_USER" "$@" "$DAEMON" ${DAEMON_ARGS:-}
 }
 
 make_fixture
@@ -66,6 +66,31 @@ printf 'int driver;\n' >"$D/bench/harness/driver.c"
 printf 'secret\n' >"$D/bench/unnamed/x"
 printf '#!/bin/sh\ncc -c %s/harness/driver.c -o /dev/null; ls %s/pocs\necho "poc $1"\n' \
 	"$D/bench" "$D/bench" >"$D/bench/scripts/run.sh"
+# --task-permissions (the tool layer runs it at image build): the same modes, then exit.
+chmod 0755 "$D/bench/harness" "$D/bench/unnamed"
+chmod 0644 "$D/bench/harness/driver.c" "$D/bench/unnamed/x"
+DAEMON_ARGS=--task-permissions run_cmd r run_daemon_once
+is "$r_rc" 0 "--task-permissions: exit 0"
+is "$(stat -c '%a %G' "$D/bench/harness" "$D/bench/harness/driver.c" "$D/bench/unnamed" "$D/bench/unnamed/x" | tr '\n' ' ')" \
+	"750 $RUNNER_USER 640 $RUNNER_USER 700 root 600 root " "--task-permissions: support directory shared, the rest root-only"
+ok "$([ ! -e "$SOCK" ] && [ ! -e "$D/admin/admin.sock" ]; echo $?)" "--task-permissions: no socket, no daemon"
+# At run time the root is read-only: modes that are right are left alone (nothing written),
+# one that is wrong cannot be fixed and stops the daemon.
+if mount --bind "$D/bench" "$D/bench" 2>/dev/null && mount -o remount,bind,ro "$D/bench" 2>/dev/null; then
+	DAEMON_ARGS=--task-permissions run_cmd r run_daemon_once
+	is "$r_rc" 0 "read-only task files with the right modes: accepted, nothing written"
+	umount "$D/bench"
+	chmod 0755 "$D/bench/unnamed"
+	mount --bind "$D/bench" "$D/bench" && mount -o remount,bind,ro "$D/bench"
+	DAEMON_ARGS=--task-permissions run_cmd r run_daemon_once
+	is "$r_rc" 1 "read-only task files with a mode too open: refused"
+	like "$r_err" "unnamed.*Read-only file system" "and explained"
+	umount "$D/bench"
+	chmod 0700 "$D/bench/unnamed"
+else
+	diag "no bind mounts here: the read-only cases are not tried"
+fi
+
 # A planted file or link at the agent socket path is replaced, not used.
 ln -s /etc/passwd "$SOCK"
 start_daemon 2 || bail "daemon did not start"
