@@ -136,6 +136,25 @@ token_equal(const char *given, const char *want)
 }
 
 /* The run token from "Authorization: Bearer T" or "X-SSE-Token: T". */
+/*
+ * A query value, decoded. One that decodes to a NUL byte ("action=build%00run_poc") is
+ * refused rather than read up to the NUL: what a request means must not depend on which
+ * end of such a value a reader stops at.
+ */
+static const char *
+query_value(struct MHD_Connection *conn, const char *key, bool *bad)
+{
+	const char *v = NULL;
+	size_t n = 0;
+
+	if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, key, strlen(key), &v, &n) !=
+	    MHD_YES)
+		return NULL;
+	if (v != NULL && strlen(v) != n)
+		*bad = true;
+	return v;
+}
+
 static bool
 token_ok(const struct dconf *c, struct MHD_Connection *conn)
 {
@@ -220,10 +239,15 @@ dispatch(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
 	case LOCAL_NONE:
 		break;
 	}
-	request = dreq_from_client(rt->type,
-	    MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "action"),
-	    MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "since"),
-	    (rt->flags & ROUTE_BODY) ? rq->body.s : NULL, rq->body.len);
+	{
+		bool bad = false;
+		const char *action = query_value(conn, "action", &bad),
+			   *since = query_value(conn, "since", &bad);
+
+		request = bad ? NULL
+			      : dreq_from_client(rt->type, action, since,
+				    (rt->flags & ROUTE_BODY) ? rq->body.s : NULL, rq->body.len);
+	}
 	if (request == NULL)
 		return respond_error(conn, MHD_HTTP_BAD_REQUEST,
 		    rt->type == DREQ_BENCHER ? "malformed request: needs ?action= and a JSON object body"

@@ -125,6 +125,10 @@ like "$r" '^400 ' "a body with a wrong type and an unknown key: 400"
 unlike "$r" 'ECHO-ME' "and nothing of it is echoed"
 is "$(status agent POST '/tool/bencher' '{}')" 400 "bencher without ?action=: 400"
 is "$(status agent POST '/tool/bencher?action=frobnicate' '{}')" 500 "unknown bencher action: 500 (as upstream)"
+# A value that decodes to a NUL byte is refused, not read up to the NUL (build%00 is not build).
+is "$(status agent POST '/tool/bencher?action=build%00' '{}')" 400 "?action=build%00: 400, not a build"
+is "$(status agent POST '/tool/bencher?action=build%00run_poc' '{}')" 400 "?action=build%00run_poc: 400"
+is "$(status agent GET '/agent/dialog?since=1%00' '')" 400 "?since=1%00: 400"
 is "$(status agent POST '/tool/bencher?action=run_poc' '{"poc":"../diffs/patch.diff"}')" 403 "run_poc at level 2: 403 before the PoC is even looked at"
 is "$(status admin POST '/tool/bencher?action=run_poc' '{"poc":"../diffs/patch.diff"}')" 500 "run_poc of something that is not a PoC: 500 (admin)"
 r=$(req admin POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
