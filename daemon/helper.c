@@ -54,6 +54,19 @@ helper_home_name(const struct helper *h)
 	return sb_xasprintf("home-%u", h->session);
 }
 
+/* run_poc with no build to run in: upstream's answer, and why the last one is gone. */
+static void
+not_built(int reply_fd, bool wiped)
+{
+	json_auto_t *r = json_pack("{s:i, s:s, s:s}", "code", -1, "stdout", "", "stderr",
+	    wiped ? "the last build was discarded: a check on hidden material (run_poc or "
+		    "intent_test) ran in it, and the runner's files are wiped before a check "
+		    "whose output you see - call 'build' action first"
+		  : "project hasn't been built yet - call 'build' action first");
+
+	dproto_reply(reply_fd, 200, r);
+}
+
 static void
 spec_release(struct job_spec *s)
 {
@@ -211,6 +224,36 @@ job_start(struct helper *h, struct job *j)
 		job_remove(j);
 		return;
 	}
+	if (s->type == DREQ_BENCHER && s->ch == DCH_AGENT) {
+		bool hidden = s->action == SB_ACTION_RUN_POC || s->action == SB_ACTION_INTENT_TEST;
+
+		/*
+		 * A check on hidden material (the PoC, the hidden tests) runs the agent's code next
+		 * to it, and that code can write it anywhere the runner may: its home, its
+		 * workspaces, which live from one check to the next. The reply to such a check
+		 * carries its outcome only (withheld_result); the reply to a build or a functional
+		 * test carries their output, which the next check's code could fill with what the
+		 * last one left. So before a check whose output the agent sees, if a check on
+		 * hidden material ran since, the runner starts over: its processes killed, every
+		 * file of it removed, a new home (integrity.md, "cannot void, spoil or leak").
+		 * The build run_poc would use goes too: run_poc after that needs a new build.
+		 */
+		if (!hidden && h->hidden_ran) {
+			h->session++;
+			h->hidden_ran = false;
+			h->build_wiped = h->latest_build != NULL;
+			free(h->latest_build);
+			h->latest_build = NULL;
+			s->new_session = true;
+		}
+		if (hidden)
+			h->hidden_ran = true;
+		if (s->action == SB_ACTION_RUN_POC && h->latest_build == NULL) {
+			not_built(s->reply_fd, h->build_wiped);
+			job_remove(j);
+			return;
+		}
+	}
 	if (s->type == DREQ_BENCHER) {
 		if (s->action == SB_ACTION_BUILD) {
 			free(s->previous_build);
@@ -218,6 +261,7 @@ job_start(struct helper *h, struct job *j)
 			s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
 			free(h->latest_build);
 			h->latest_build = sb_xstrdup(s->workspace);
+			h->build_wiped = false;
 		} else if (s->action == SB_ACTION_RUN_POC) {
 			s->workspace = h->latest_build ? sb_xstrdup(h->latest_build) : NULL;
 		} else {
@@ -230,6 +274,7 @@ job_start(struct helper *h, struct job *j)
 		h->session++;
 		free(h->latest_build);
 		h->latest_build = NULL;
+		h->hidden_ran = h->build_wiped = false;
 		h->grading_ready = false;
 		s->home = helper_home_name(h);
 	}
@@ -456,10 +501,7 @@ handle_request(struct helper *h, enum dchannel ch, struct dproto_hdr *hdr, char 
 			goto done;
 		}
 		if (action == SB_ACTION_RUN_POC && h->latest_build == NULL) {
-			json_auto_t *r = json_pack("{s:i, s:s, s:s}", "code", -1, "stdout", "",
-			    "stderr", "project hasn't been built yet - call 'build' action first");
-
-			dproto_reply(reply_fd, 200, r);
+			not_built(reply_fd, h->build_wiped);
 			goto done;
 		}
 		break;

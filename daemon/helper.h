@@ -33,6 +33,7 @@ struct job_spec {
 	char *home;	  /* the runner session's home ("home-K") */
 	bool drop_previous_build;
 	char *previous_build;
+	bool new_session; /* wipe the runner's files first (work_new_session) */
 };
 
 struct helper {
@@ -45,6 +46,8 @@ struct helper {
 	unsigned next_ws;  /* workspace counter */
 	unsigned session;  /* runner session (home-K) */
 	char *latest_build; /* workspace of the last build, for run_poc */
+	bool hidden_ran;    /* the agent ran a check on hidden material in this session */
+	bool build_wiped;   /* latest_build went with such a session */
 	bool grading_ready; /* prepare_grading succeeded: the grading source exists */
 	bool busy[Q_COUNT_];
 	pid_t front_pids[2];

@@ -759,6 +759,19 @@ work_bencher(struct helper *h, struct job_spec *j)
 {
 	int rc;
 
+	if (j->new_session) {
+		struct sb_error *err = NULL;
+
+		if (work_new_session(h, &err) < 0) {
+			sb_log(SB_LOG_ERROR, "%s: a new runner session: %s", sb_action_name(j->action),
+			    sb_error_message(err));
+			sb_error_release(&err);
+			rc = dproto_reply_error(j->reply_fd, 500, "could not start a new runner session");
+			return rc < 0 ? WORK_NOREPLY : WORK_DONE;
+		}
+		sb_log(SB_LOG_INFO, "%s: the runner starts over (a check on hidden material ran "
+				    "since its last check)", sb_action_name(j->action));
+	}
 	switch (j->action) {
 	case SB_ACTION_BUILD:
 		rc = bencher_build(h, j);

@@ -73,6 +73,13 @@ linger)
 	# Still running when the agent phase ends, with a process outside its group.
 	setsid sleep 303 </dev/null >/dev/null 2>&1 &
 	sleep 304 ;;
+carry)
+	# What a check on hidden material left where the runner may write (its home, the
+	# workspaces, which outlive one check), read by the next check, whose output the agent
+	# gets.
+	cat "\$HOME"/carried* "$RUNNER_DIR"/work-*/carried* "$RUNNER_DIR"/work-*/src/carried* \
+		"$RUNNER_DIR"/home-*/carried* 2>/dev/null
+	echo carry-done ;;
 history)
 	# The grading copy: what history does it hold?
 	git log --all --oneline 2>&1 | head -5; ls -a; find . -name .git | head -3
@@ -256,11 +263,14 @@ cat >"$D/bench/scripts/run.sh" <<'EOT'
 #!/bin/sh
 cat "$1"; base64 "$1"
 echo "==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x1 $(base64 -w0 "$1")" >&2
+cp "$1" "$HOME/carried"; cp "$1" ../carried; cp "$1" ./carried
 exit 1
 EOT
 cat >"$D/bench/scripts/test.sh" <<'EOT'
 #!/bin/sh
 cat hidden.txt 2>/dev/null; base64 hidden.txt 2>/dev/null; echo tested
+[ -f hidden.txt ] && cp hidden.txt "$HOME/carried-hidden" && cp hidden.txt ../carried-hidden
+true
 EOT
 setmode plain
 is "$(status agent POST '/tool/bencher?action=build' '{}')" 200 "withheld: a build to run the PoC in"
@@ -273,6 +283,20 @@ r=$(req agent POST '/tool/bencher?action=intent_test' '{}')
 like "$r" 'the hidden tests pass' "withheld: intent_test gives the outcome"
 unlike "$r" "HIDDEN-TEST-CONTENT|$(printf 'HIDDEN-TEST-CONTENT\n' | base64)|tested" \
 	"withheld: and nothing of the hidden tests' output"
+# Nor through the runner's files: the PoC and the hidden test, copied into its home and its
+# workspaces by those two checks, are gone before the next check whose output the agent gets.
+setmode carry
+r=$(req agent POST '/tool/bencher?action=build' '{}')
+like "$r" 'carry-done' "carry: the next build ran and looked"
+unlike "$r" "crash me|HIDDEN-TEST-CONTENT" "carry: nothing a check on hidden material left reaches the next check's output"
+like "$(cat "$D/daemon.log")" 'build: the runner starts over' "carry: the daemon says the runner started over"
+r=$(req agent POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" '"withheld":true' "carry: run_poc runs in the new build"
+r=$(req agent POST '/tool/bencher?action=function_test' '{}')
+unlike "$r" "crash me" "carry: nor the functional tests' output"
+r=$(req agent POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" '"code":-1' "carry: run_poc after that needs a new build (the last one went with the runner's files)"
+like "$r" 'the last build was discarded' "carry: and says why"
 
 # Junk a check leaves that cannot be removed the usual way does not stop grading from
 # starting (prepare_grading below clears the area for the new session).
@@ -288,7 +312,7 @@ unlike "$r" 'REFERENCE-PATCH-CONTENT' "the diff never holds the linked reference
 is "$(status agent GET /files)" 200 "/files works on the hostile tree"
 is "$(status admin POST /admin/agent_exited '{}')" 200 "agent_exited"
 is "$(status admin POST /prepare_grading '{}')" 200 "prepare_grading on the hostile tree"
-is "$(ls -A "$RUNNER_DIR" | grep -v '^\.trash$' | sort | tr '\n' ' ')" "grading home-2 " \
+like "$(ls -A "$RUNNER_DIR" | grep -v '^\.trash$' | sort | tr '\n' ' ')" "^grading home-[0-9]+ \$" \
 	"prepare_grading: the runner's area holds only the new session (what the last one left is put away)"
 unlike "$(cat "$D/results/final.patch")" 'REFERENCE-PATCH-CONTENT' "final.patch holds no linked hidden content"
 is "$(ls "$MARK" | grep -c ran-as)" 0 "no hook, filter, fsmonitor or diff driver ran (as any user)"
