@@ -121,7 +121,13 @@ _sb_cleanup() {
 	if command -v sb_cleanup_hook >/dev/null 2>&1; then
 		sb_cleanup_hook
 	fi
-	rm -rf "$SB_TMP" ${SB_CLEANUP_PATHS[@]+"${SB_CLEANUP_PATHS[@]}"}
+	# A run the script interrupted may have left its file system mounted below the results
+	# (<results>/.disks/<id>/mnt): unmount first, so rm never walks into one.
+	if [ "$(id -u)" = 0 ] && command -v findmnt >/dev/null 2>&1; then
+		findmnt -rn -o TARGET 2>/dev/null | grep -E "^($SB_TMP${SB_CLEANUP_PATHS[*]+|$(printf '%s|' "${SB_CLEANUP_PATHS[@]}" | sed 's/|$//')})/" |
+			sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
+	fi
+	rm -rf --one-file-system "$SB_TMP" ${SB_CLEANUP_PATHS[@]+"${SB_CLEANUP_PATHS[@]}"}
 }
 trap _sb_cleanup EXIT
 trap 'exit 130' INT

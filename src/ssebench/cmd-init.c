@@ -54,7 +54,7 @@ write_env(struct sb_error **err)
 	    "# SSEBench settings (written by ssebench init). Keep this file to yourself: it\n"
 	    "# holds the model proxy's master key. The environment overrides every line.\n"
 	    "\n"
-	    "# Names the run networks <project>_agents (internal) and <project>_default.\n"
+	    "# Names each run's own network: <project>_run-<run-id>.\n"
 	    "COMPOSE_PROJECT_NAME=ssebench\n"
 	    "\n"
 	    "# The model proxy (LiteLLM): where agents reach it from inside a run, where this\n"

@@ -2,8 +2,9 @@
 /*
  * network.h: the networks a run container joins, the host guard, and the egress canary.
  *
- * A restricted run joins <project>_agents, an internal bridge whose host address is
- * dropped by one iptables rule; an open run joins <project>_default. The canary is a network
+ * Each run joins a network of its own (net_run_name): for a restricted run an internal
+ * bridge whose host address is dropped by one iptables rule, for an open run an ordinary
+ * one. The canary is a network
  * namespace on this host, outside every Docker bridge, holding one address
  * (NET_CANARY_ADDR): traffic that leaves an internal network reaches it, traffic that does
  * not is dropped. The entrypoint tries it from inside the run, so "no route out" is

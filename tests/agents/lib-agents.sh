@@ -3,11 +3,11 @@
 # for the agent suites. Sourced after tests/lib.sh and tests/e2e/lib-e2e.sh.
 #
 # stub_start: builds a small image holding tests/helpers/sb-stub-model (with the libraries it
-# loads, run through their own loader, so it needs nothing from the image), makes the
-# project's ordinary network <project>_default, and starts the stub there. Each run then
-# gets it on <project>_agents as "litellm" (SSEBENCH_PROXY_CONTAINER: the CLI attaches it),
-# so on the run's internal network the stub is the only other member. The CLI makes each
-# run's key through the stub's address on <project>_default (SSEBENCH_PROXY_ADMIN_URL).
+# loads, run through their own loader, so it needs nothing from the image), makes an
+# ordinary network <project>_default of its own, and starts the stub there. Each run then
+# gets it on the run's own network (<project>_run-<id>) as "litellm" (SSEBENCH_PROXY_CONTAINER:
+# the CLI attaches it), so there the stub is the only other member. The CLI makes each run's
+# key through the stub's address on <project>_default (SSEBENCH_PROXY_ADMIN_URL).
 # stub_log prints what the stub saw, one JSON object per request.
 
 STUB=$SB_BUILDDIR/tests/helpers/sb-stub-model
@@ -70,9 +70,11 @@ stub_eval() {
 stub_stop() {
 	local net
 	$DOCKER rm -f "$STUB_NAME" >/dev/null 2>&1
-	# The run containers are gone (--rm); what is left is ours: the two networks, the
-	# stub's image, and the host guard rule the CLI put on the internal network's bridge.
-	for net in "${AGENTS_PROJECT}_agents" "${AGENTS_PROJECT}_default"; do
+	# The run containers and their networks are gone (the CLI removes them); what is left is
+	# ours: the stub's network and image, and any run network a killed run left (with the
+	# host guard rule the CLI put on its bridge).
+	for net in "${AGENTS_PROJECT}_default" $($DOCKER network ls --format '{{.Name}}' 2>/dev/null |
+		grep -E "^${AGENTS_PROJECT}_run-"); do
 		local br
 		br=$($DOCKER network inspect --format '{{index .Options "com.docker.network.bridge.name"}}' \
 			"$net" 2>/dev/null)

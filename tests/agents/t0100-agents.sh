@@ -103,7 +103,8 @@ for mode in sandbox sidecar; do
 	done
 done
 
-# The key while a run lives: not in docker inspect, not on a command line.
+# The key of a kept run: not in docker inspect, not on a command line, and revoked before
+# grading although the container stays up.
 "$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent claude-code --model stub-model \
 	--run-id "keep-$tag" --keep-container --timeout 600 >"$SB_TMP/keep.out" 2>&1 &
 keep_pid=$!
@@ -120,7 +121,7 @@ like "$inspect" '"Running": true' "kept run: the container is up after grading"
 unlike "$inspect" "$key|SSE_API_KEY" "kept run: docker inspect shows neither the key nor its name"
 unlike "$(ps -eo args)" "$key" "kept run: no command line on the host holds the key"
 is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" \
-	"$SSEBENCH_PROXY_ADMIN_URL/v1/models")" 200 "kept run: the key lives while the run does"
+	"$SSEBENCH_PROXY_ADMIN_URL/v1/models")" 404 "kept run: the key was revoked when the agent phase ended (the container lives on)"
 "$SSEBENCH" runs stop --grace 5 "keep-$tag" >/dev/null 2>&1
 wait "$keep_pid"
 is "$?" 0 "kept run: graded, and ends when stopped"

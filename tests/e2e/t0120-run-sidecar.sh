@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Sidecar mode end to end on the small test task (sandbox-and-sidecar.txt): the reference
-# agent passes and the dummy agent fails, graded as in sandbox mode; the run is two
-# containers and two volumes, all labelled with the run, all gone afterwards; what the agent
-# user sees from the agent container (no task files at all, the agent socket but not the
-# admin socket, the tree with one commit); the isolation record holds what both containers
-# checked; a kept run keeps both containers and volumes for the runs commands; Ctrl-C stops
-# it and leaves nothing behind. The integrity suite runs in this mode too (integrity/t0110).
+# agent passes and the dummy agent fails, graded as in sandbox mode; the run is two containers
+# and three volumes (source, home, sockets), all labelled with the run, all gone afterwards;
+# what the agent user sees from the agent container (no task files at all, the agent socket
+# but not the admin socket, the tree with one commit); the isolation record holds what both
+# containers checked; a kept run keeps both containers and volumes for the runs commands;
+# Ctrl-C stops it and leaves nothing behind. The integrity suite runs in this mode too
+# (integrity/t0110).
 . "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$SB_SRCDIR/tests/e2e/lib-e2e.sh"
 
@@ -86,7 +87,7 @@ is "$($DOCKER ps -q --filter "label=ssebench.run=keep-$tag" --filter label=ssebe
 	"kept: the task container is running"
 is "$($DOCKER ps -aq --filter "label=ssebench.run=keep-$tag" --filter label=ssebench.sidecar-role=agent | wc -l)" 1 \
 	"kept: the agent container is there"
-is "$($DOCKER volume ls -q --filter "label=ssebench.run=keep-$tag" | wc -l)" 2 "kept: both volumes are there"
+is "$($DOCKER volume ls -q --filter "label=ssebench.run=keep-$tag" | wc -l)" 3 "kept: its three volumes are there (source, home, sockets)"
 vol=$($DOCKER volume ls -q --filter "label=ssebench.run=keep-$tag" | grep -- '-sockets$')
 is "$($DOCKER run --rm --network none -v "$vol:/s:ro" --entrypoint /usr/bin/stat "$REGISTRY/tool-sidecar-agent:$VERSION" -c '%a %U' /s /s/sse.sock /s/admin /s/admin/admin.sock 2>&1 | tr '\n' ' ')" \
 	"711 root 666 root 700 root 600 root " "kept: the socket volume is root's 0711, the agent socket 0666, the admin socket 0600 in a 0700 directory"
@@ -103,7 +104,7 @@ is "$r_rc" 0 "runs stop"
 is "$($DOCKER ps -q --filter "label=ssebench.run=keep-$tag" | wc -l)" 0 "runs stop: no container of the run is running"
 run_cmd r "$SSEBENCH" runs remove "keep-$tag"
 is "$r_rc" 0 "runs remove"
-is "$(leftovers "keep-$tag")" 0 "runs remove takes both containers and both volumes"
+is "$(leftovers "keep-$tag")" 0 "runs remove takes both containers and the volumes"
 
 # Ctrl-C in the agent phase: both containers and the volumes go, exit 130.
 interrupt_in_grading "int-$tag" --mode sidecar
