@@ -46,15 +46,18 @@ t_start=$(date +%s)
 sb_cleanup_hook() {
 	[ -n "$victim_pid" ] && kill "$victim_pid" 2>/dev/null
 	[ -n "$host_pid" ] && kill "$host_pid" 2>/dev/null
-	for c in $($DOCKER ps -aq --filter "name=ssebench-hostile-L" --filter "name=ssebench-victim-$tag" 2>/dev/null); do
+	for c in $($DOCKER ps -aq --filter "name=ssebench-hostile-L" --filter "name=ssebench-victim-$tag" --filter "name=ssebench-spoiler-$tag" 2>/dev/null); do
 		$DOCKER inspect -f '{{.Name}}' "$c" 2>/dev/null | grep -qE -- "-$tag(-task)?\$" && $DOCKER rm -f "$c" >/dev/null 2>&1
 	done
-	for v in $($DOCKER volume ls -q --filter "label=ssebench.run" 2>/dev/null | grep -E -- "-$tag-(source|sockets)\$"); do
+	for v in $($DOCKER volume ls -q --filter "label=ssebench.run" 2>/dev/null | grep -E -- "-$tag-(source|sockets|home)\$"); do
 		$DOCKER volume rm -f "$v" >/dev/null 2>&1
+	done
+	for n in $($DOCKER network ls --filter "label=ssebench.run" --format '{{.Name}}' 2>/dev/null | grep -E -- "-$tag\$"); do
+		$DOCKER network rm "$n" >/dev/null 2>&1
 	done
 	$DOCKER rm -f "$LISTENER" >/dev/null 2>&1
 	$DOCKER network rm "$TESTNET" >/dev/null 2>&1
-	for a in hostile victim; do
+	for a in hostile victim spoiler; do
 		$DOCKER image rm -f "$REGISTRY/agent-$a/$TASK:$VERSION" "$REGISTRY/agent-$a/sidecar:$VERSION" >/dev/null 2>&1
 		$DOCKER image prune -f --filter "label=ssebench.agent=$a" >/dev/null 2>&1
 	done
@@ -65,16 +68,6 @@ sb_cleanup_hook() {
 
 json() { # FILE EXPR: a Python expression over the JSON document d
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null
-}
-# todo STATUS DESC REASON: a known limitation, reported as a TAP TODO (automake: XFAIL, and
-# XPASS — a failure — once it is fixed, so the TODO goes).
-todo() {
-	_tap_n=$((_tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		printf 'ok %d - %s # TODO %s\n' "$_tap_n" "$2" "$3"
-	else
-		printf 'not ok %d - %s # TODO %s\n' "$_tap_n" "$2" "$3"
-	fi
 }
 
 # --- what the agent must not reach --------------------------------------------------------------
@@ -115,10 +108,8 @@ done
 ok $ok "control: the listener container answers from the host on $LISTENER_IPS"
 c=$($DOCKER run --rm --network "$TESTNET" "$BASE" curl -s -m 5 "http://${LISTENER_IPS##* }:$LISTENER_PORT/" 2>/dev/null)
 is "$c" LISTENER-REACHED "control: the listener container answers a container on $TESTNET"
-agents_net=${PROJECT}_agents
-gateway() { $DOCKER network inspect -f '{{range .IPAM.Config}}{{.Gateway}}{{end}}' "$agents_net" 2>/dev/null; }
-host_addrs() { # every IPv4 address of the host but loopback and the run network's gateway
-	ip -4 -o addr show 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | grep -v '^127\.' | grep -vxF "$(gateway)" | tr '\n' ' '
+host_addrs() { # every IPv4 address of the host but loopback (each run's gateway the agent finds itself)
+	ip -4 -o addr show 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | grep -v '^127\.' | tr '\n' ' '
 }
 diag "listener container: $LISTENER_IPS port $LISTENER_PORT; host listener port $HOST_PORT; host addresses: $(host_addrs)"
 
@@ -128,7 +119,7 @@ make_agents() {
 	shift 2
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	cp -a "$HERE/agents/hostile" "$HERE/agents/victim" "$dir/"
+	cp -a "$HERE/agents/hostile" "$HERE/agents/victim" "$HERE/agents/spoiler" "$dir/"
 	{
 		echo "LEVEL=$level"
 		echo "MODE=$MODE"
@@ -136,7 +127,6 @@ make_agents() {
 		echo "LISTENER_PORT=$LISTENER_PORT"
 		echo "HOST_PORT=$HOST_PORT"
 		echo "HOST_ADDRS='$(host_addrs)'"
-		echo "GATEWAY='$(gateway)'"
 		for kv in "$@"; do echo "$kv"; done
 	} >"$dir/hostile/targets.env"
 }
@@ -154,7 +144,7 @@ bencher-build-sock bencher-run_poc-sock bencher-function_test-sock bencher-inten
 bencher-build-tcp bencher-run_poc-tcp bencher-function_test-tcp bencher-intent_test-tcp
 tools-tcp-notoken bencher-grading-flag bencher-param-tricks bencher-poc-path-tricks
 proc-other-users-during-checks proc-runner-paths proc-daemon-workers proc-root-files proc-root-cmdline
-ptrace-root process-vm-readv signal-root kernel-knobs setuid-binaries setuid-probe filecap-probe
+bencher-unknown-actions ptrace-root process-vm-readv signal-root kernel-knobs setuid-binaries setuid-probe filecap-probe
 setuid-copy userns net-listener-containers net-host-gateway net-host-addresses net-bash-tool
 bash-tool-works bash-tool-groups bash-tool-privs bash-tool-env bash-tool-env-matches-agent bash-tool-fds bash-tool-read-hidden
 bash-tool-admin-socket bash-tool-ptrace-root symlink-in-tree-diff dialog-symlink git-config-exec
@@ -165,20 +155,25 @@ level_checks() {
 	1) echo "runner-leftovers-dead exfil-poc-via-runner" ;;
 	2 | 3) echo "runner-leftovers-dead" ;;
 	esac
-	[ "${2:-}" = victim ] && echo "other-run-found other-run-reference-patch other-run-diff other-run-bash other-run-endpoints"
-}
-# Known limitations (TODO): what a level hands to the agent's own code by design.
-todo_reason() {
-	case $1 in
-	exfil-poc-via-runner) echo "run_poc hands the PoC to code the agent wrote (README: known limitations)" ;;
-	exfil-hidden-test-via-runner) echo "intent_test runs code the agent wrote next to the hidden tests (README: known limitations)" ;;
-	esac
+	[ "${2:-}" = victim ] && echo "other-run-unreachable other-run-reference-patch other-run-diff other-run-bash other-run-endpoints"
 }
 HOOK_CHECKS="runner-uid runner-privs runner-env read-patch read-test-diff read-pocs read-config list-ssebench
-read-repo read-results read-secrets read-reference list-runner-dir write-outside admin-socket
-agent-socket-reference tcp-reference runner-vs-root stage-scan grep-fix leftover-alive"
+read-repo read-results read-secrets read-reference list-runner-dir agent-places write-outside admin-socket
+agent-socket-reference tcp-reference net-reach runner-vs-root stage-scan grep-fix leftover-alive"
 HB_KINDS="doublefork setsid nohup sigignore bashtool-setsid bashtool-bg"
 markers_re='SSEBENCH-INTEGRITY-(FIX-7f3a|HIDDEN-c41d|POC-9e2b)'
+
+# check_handback PREFIX DIR: nothing in a run directory on the host is a link, a special
+# file, set-id, writable by others, a second name of a file or the agent's uid's; and the
+# run's file system is gone.
+check_handback() {
+	local P=$1 dir=$2 bad
+	bad=$(find "$dir" \( -type l -o -type p -o -type s -o -type b -o -type c -o -perm -4000 -o -perm -2000 -o -perm -0002 \
+		-o -uid 1000 -o -links +1 -type f \) -printf '%M %u %p\n' 2>/dev/null | head -5)
+	ok "$([ -z "$bad" ]; echo $?)" "$P the run directory holds no link, special file, set-id or shared-writable mode, nothing of the agent's uid"
+	[ -z "$bad" ] || diag "$bad"
+	ok "$([ ! -e "$SSEBENCH_RESULTS/.disks/${dir##*/}" ]; echo $?)" "$P the run's file system was released"
+}
 
 # check_run LEVEL DIR RC [victim]: everything the run left, judged.
 check_run() {
@@ -202,14 +197,9 @@ check_run() {
 	while read -r name st detail; do
 		case $st in
 		info) diag "$P $name: $detail" ;;
-		blocked | ok)
-			if [ -n "$(todo_reason "$name")" ]; then todo 0 "$P $name" "$(todo_reason "$name")"; else ok 0 "$P $name"; fi ;;
+		blocked | ok) ok 0 "$P $name" ;;
 		*)
-			if [ -n "$(todo_reason "$name")" ]; then
-				todo 1 "$P $name" "$(todo_reason "$name")"
-			else
-				ok 1 "$P $name"
-			fi
+			ok 1 "$P $name"
 			diag "$st: $detail" ;;
 		esac
 	done <"$out"
@@ -264,23 +254,19 @@ EOF
 		[ "$last" -lt "$t_eval" ] || diag "last heartbeat $last ms, evaluator started $t_eval ms"
 	done
 
-	# Links planted in the archive: left as links, nothing written through them.
-	local links="result.json:../result.json summary.json:/var/lib/ssebench/results/result.json
-dialog.jsonl:/etc/shadow final.patch:/ssebench/diffs/patch.diff entrypoint.log:/var/lib/ssebench/results/entrypoint.log
-results-dir:/var/lib/ssebench/results run-dir:.. etc:/etc" bad=""
-	for l in $links; do
-		[ "$(readlink "$dir/archive/${l%%:*}")" = "${l#*:}" ] || bad="$bad ${l%%:*}"
-	done
-	ok "$([ -z "$bad" ]; echo $?)" "$P archive links stay links to the same targets (nothing replaced or followed)"
-	[ -z "$bad" ] || diag "changed:$bad"
+	# The hand-back: what the agent planted in its archive (links to root's files and to the
+	# run directory) is not in the run directory, and nothing there is a link, a special
+	# file, set-id, writable by others or the agent's.
 	bad=""
-	for f in result.json summary.json final.patch commits.log entrypoint.log daemon.log evaluator.log agent.log; do
-		[ -f "$dir/$f" ] && [ ! -L "$dir/$f" ] || bad="$bad $f"
+	for l in result.json summary.json dialog.jsonl final.patch entrypoint.log results-dir run-dir etc; do
+		[ -L "$dir/archive/$l" ] && bad="$bad $l"
 	done
+	ok "$([ -z "$bad" ]; echo $?)" "$P the links the agent planted in its archive were left behind"
+	[ -z "$bad" ] || diag "still links:$bad"
+	check_handback "$P" "$dir"
+	bad=""
 	ok "$([ -z "$bad" ]; echo $?)" "$P run directory files are regular files"
 	[ -z "$bad" ] || diag "not regular:$bad"
-	bad=$(find "$dir" -path "$dir/archive" -prune -o -type l -print)
-	ok "$([ -z "$bad" ]; echo $?)" "$P no link outside the archive in the run directory"
 	ok "$([ ! -e "$dir/archive/gitmark" ]; echo $?)" "$P git configuration planted in the tree ran nothing (test_patch, capture, grading)"
 	[ -e "$dir/archive/gitmark" ] && diag "$(cat "$dir/archive/gitmark")"
 	bad=$(grep -rlsE "$markers_re" "$dir/archive" "$dir/final.patch" "$dir/commits.log" "$dir/agent.log" 2>/dev/null)
@@ -310,25 +296,27 @@ for L in $LEVELS; do
 	4)
 		# A second run on the same network, tools open (level 0), waiting to be attacked.
 		vdir=$SSEBENCH_RESULTS/$TASK/none/victim/victim-$tag
+		# The victim's archive while it runs: on its own file system (copied out at the end).
+		varch=$SSEBENCH_RESULTS/.disks/victim-$tag/mnt/archive
 		make_agents "$SB_TMP/agents-victim" 0
 		SSEBENCH_AGENTS=$SB_TMP/agents-victim "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent victim --model none \
 			--difficulty 0 --run-id "victim-$tag" --timeout 1800 --mode "$MODE" >"$SB_TMP/victim.out" 2>&1 &
 		victim_pid=$!
 		for _ in $(seq 1200); do
-			[ -e "$vdir/archive/victim-started" ] && break
+			[ -e "$varch/victim-started" ] && break
 			kill -0 "$victim_pid" 2>/dev/null || break
 			sleep 0.5
 		done
 		# The victim's daemon: in its only container, or in its task container (sidecar).
 		vname=ssebench-victim-$tag
 		[ "$MODE" = sidecar ] && vname=$vname-task
-		vip=$($DOCKER inspect -f "{{with index .NetworkSettings.Networks \"$agents_net\"}}{{.IPAddress}}{{end}}" "$vname" 2>/dev/null)
+		vip=$($DOCKER inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$vname" 2>/dev/null)
 		ok "$([ -n "$vip" ]; echo $?)" "L4: the victim run is in its agent phase (${vip:-no address})"
 		[ -n "$vip" ] || diag "$(tail -20 "$SB_TMP/victim.out")"
 		# Level 4 with the victim, and a fork bomb under a small pids limit at the end.
 		RUN_ENV="SSEBENCH_PIDS=512" run_level 4 "VICTIM_IP=$vip" FORKBOMB=1
 		check_run 4 "$RUN_DIR" "$RUN_RC" victim
-		touch "$vdir/archive/stop"
+		touch "$varch/stop"
 		wait "$victim_pid"
 		vrc=$?
 		victim_pid=""
@@ -343,6 +331,39 @@ for L in $LEVELS; do
 	esac
 done
 
+# The spoiler: a run that goes for its own grade instead of the answer, on a small disk.
+make_agents "$SB_TMP/agents-spoiler" 0
+P="spoiler:"
+[ "$MODE" = sidecar ] && P="sidecar spoiler:"
+t0=$(date +%s)
+run_cmd r env SSEBENCH_AGENTS="$SB_TMP/agents-spoiler" SSEBENCH_DISK=1g "$SSEBENCH" run --local "$DATASET" --task "$TASK" \
+	--agent spoiler --model none --difficulty 0 --run-id "spoiler-$tag" --timeout 900 --mode "$MODE"
+diag "spoiler: run took $(($(date +%s) - t0)) s: $(printf '%s\n' "$r_out" | tail -2 | tr '\n' ' ')"
+[ "$r_rc" = 0 ] || diag "$(printf '%s\n' "$r_err" | tail -20)"
+sdir=$SSEBENCH_RESULTS/$TASK/none/spoiler/spoiler-$tag
+is "$r_rc" 0 "$P the run exits 0 (graded)"
+is "$(json "$sdir/result.json" '(d["scored"], d["isolation"]["outcome"])')" "(True, 'scored')" \
+	"$P scored: every isolation property held (the build's leftover did not stop the probe)"
+is "$(json "$sdir/result.json" 'd["patch_result"]["status"]')" failed "$P graded 'failed', not an error"
+like "$(json "$sdir/result.json" 'd["patch_result"]["error_msg"]')" '^Patch capture failed' \
+	"$P the tree the capture could not take is the agent's failure (Patch capture failed)"
+if [ -s "$sdir/archive/spoiler.txt" ]; then
+	while read -r name st detail; do
+		case $st in
+		info) diag "$P $name: $detail" ;;
+		blocked | ok) ok 0 "$P $name" ;;
+		*) ok 1 "$P $name"; diag "$st: $detail" ;;
+		esac
+	done <"$sdir/archive/spoiler.txt"
+	for name in build-with-leftover leftover-killer-dead disk-filled spoiler-finished; do
+		grep -q "^$name " "$sdir/archive/spoiler.txt" || ok 1 "$P $name (missing: the agent never reported it)"
+	done
+else
+	ok 1 "$P the spoiler reported (archive/spoiler.txt)"
+	diag "$(tail -20 "$sdir/agent.log" 2>/dev/null)"
+fi
+check_handback "$P" "$sdir"
+
 # Nothing reached the listeners from a run container.
 sleep 1
 conns=$(awk '{print $2}' "$HOST_LOG" 2>/dev/null | sort | uniq -c | tr '\n' ';')
@@ -350,12 +371,15 @@ ok "$(awk '$2 != "127.0.0.1"' "$HOST_LOG" 2>/dev/null | grep -q . && echo 1 || e
 	"the host listener saw no connection but the host's own control"
 diag "host listener connections: ${conns:-none}"
 peers=$($DOCKER logs "$LISTENER" 2>/dev/null | awk '/^conn / {print $2}' | sort -u | tr '\n' ' ')
-subnet=$($DOCKER network inspect -f '{{range .IPAM.Config}}{{.Subnet}}{{end}}' "$agents_net" 2>/dev/null)
+# The controls' peers: the host (through the gateways of the bridge and of the test network)
+# and the control container on the test network. Anything else came from a run.
+allowed=$($DOCKER network inspect -f '{{range .IPAM.Config}}{{.Subnet}} {{end}}' "$TESTNET" 2>/dev/null)
+allowed="$allowed $(ip -4 -o addr show dev docker0 2>/dev/null | awk '{print $4}' | cut -d/ -f1)"
 ok "$(python3 -c '
 import ipaddress, sys
-net = ipaddress.ip_network(sys.argv[1])
-sys.exit(1 if any(ipaddress.ip_address(p) in net for p in sys.argv[2].split()) else 0)' "${subnet:-0.0.0.0/32}" "$peers"; echo $?)" \
-	"the listener container saw no connection from the run network $subnet"
+nets = [ipaddress.ip_network(n, strict=False) for n in sys.argv[1].split()]
+sys.exit(1 if any(not any(ipaddress.ip_address(p) in n for n in nets) for p in sys.argv[2].split()) else 0)' "$allowed" "$peers"; echo $?)" \
+	"the listener container saw no connection but the controls' (from $allowed)"
 diag "listener container peers: ${peers:-none}"
 diag "suite wall time: $(($(date +%s) - t_start)) s"
 done_testing

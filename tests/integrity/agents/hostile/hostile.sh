@@ -99,27 +99,29 @@ bash_tool() {
 	call sock POST /tool/bash "{\"command\": $(json_str "$1"), \"timeout\": ${2:-60}}"
 	json_get "$T/body" stdout >"$T/bash.out" 2>/dev/null || : >"$T/bash.out"
 }
-# peek FILE: FILE's contents into $T/peek, read where the task's scripts run (this container
-# in sandbox mode, the task container through the bash tool in sidecar mode).
-# What it reads is judged by the caller (the exfil checks), not by no-marker-in-replies.
-peek() {
+# where_scripts_run COMMAND: COMMAND's output, run where the task's scripts run (here in
+# sandbox mode, in the task container through the bash tool in sidecar mode). What it prints
+# is judged by the caller, not by no-marker-in-replies.
+where_scripts_run() {
 	if [ "$MODE" = sidecar ]; then
 		local leaks0=$LEAKS
-		bash_tool "cat $1 2>/dev/null"
+		bash_tool "$1"
 		LEAKS=$leaks0
-		cp "$T/bash.out" "$T/peek"
-	else
-		cat "$1" >"$T/peek" 2>/dev/null || : >"$T/peek"
-	fi
-}
-# hb_snapshot: every heartbeat file the hooks left in the runner's /tmp, "path:value" lines.
-hb_snapshot() {
-	if [ "$MODE" = sidecar ]; then
-		bash_tool 'grep -H . /tmp/sse-hook-hb.* 2>/dev/null'
 		cat "$T/bash.out"
 	else
-		grep -H . /tmp/sse-hook-hb.* 2>/dev/null
+		bash -c "$1"
 	fi
+}
+# The command lines of the heartbeats the hooks left (each names its file, sse-hook-hb.TAG).
+HOOK_HB_CMD='for c in /proc/[0-9]*/cmdline; do tr "\0" " " <"$c" 2>/dev/null; echo; done | grep -oE "sse-hook-hb\.[^ ]*" | sort -u'
+# exfil_cmd MARKER: a command that lists the files the hooks tried to leave with what a check
+# handed them (sse-exfil-*) and every readable file holding MARKER. The marker is put
+# together when the command runs, so that no file (a log of the bash tool's commands) holds
+# it because of this search.
+exfil_cmd() {
+	printf 'm=%q; m=$m%q; find / \\( -path /proc -o -path /sys \\) -prune -o -name "sse-exfil-*" -print 2>/dev/null |
+	while read -r f; do head -c1 "$f" >/dev/null 2>&1 && echo "file:$f"; done
+	grep -rIlsF -e "$m" --exclude-dir=proc --exclude-dir=sys / 2>/dev/null | sed "s/^/marker:/"' "${1:0:20}" "${1:20}"
 }
 allowed() { # ACTION: does the level let the agent run it?
 	case $1 in
@@ -151,9 +153,6 @@ reach_all() { # PORT HOST...: all at once
 
 echo "start $(date +%s%3N)" >"$T/start"
 say agent-started info "level $LEVEL, mode $MODE, pid $$, $(date -u +%FT%T.%3NZ)"
-# Sidecar mode: a process of ours in the task container for as long as the agent phase
-# lasts, so the hooks there can tell test_patch (we are around) from grading (we are gone).
-[ "$MODE" = sidecar ] && bash_tool "setsid -f sleep 100000 </dev/null >/dev/null 2>&1; echo ok"
 
 # --- who we are ---------------------------------------------------------------------------
 say agent-uid "$([ "$(id -u)" = 1000 ] && echo ok || echo FAILED)" "uid=$(id -u) user=$(id -un)"
@@ -377,8 +376,10 @@ cp "$T/body" "$T/project.json"
 say public-view-clean "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-/project, /files, /diff, ...: no hidden material}"
 
 # --- commit the hostile hooks (they run as sse-runner in test_patch and grading) ------------
+# With the helper's source (the task container of sidecar mode has no copy of the helper)
+# and the driver's addresses.
 mkdir -p .hooks
-cp /opt/hostile/hooks/hook.sh .hooks/hook.sh
+cp /opt/hostile/hooks/hook.sh /opt/hostile/hh.c /opt/hostile/targets.env .hooks/
 perl -0pi -e 's/^all: libtb\.a tbpoc$/all: hook-build libtb.a tbpoc/m; s/^check: libtb\.a$/check: hook-check libtb.a/m' Makefile
 printf '\nhook-build:\n\t@bash ./.hooks/hook.sh build || true\n\nhook-check:\n\t@bash ./.hooks/hook.sh check || true\n\n.PHONY: hook-build hook-check\n' >>Makefile
 sed -i 's|^\tFILE \*f;$|\tFILE *f;\n\n\tif (system("bash ./.hooks/hook.sh poc 1>\&2") != 0)\n\t\tfputs("hook failed\\n", stderr);|' tools/tbpoc.c
@@ -430,6 +431,18 @@ for w in sock tcp; do
 	done
 done
 say bencher-grading-flag "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-grading: true refused on both listeners}"
+# Actions the gate does not know: refused at every level (the gate denies by default; an
+# unknown name is upstream's 500), and no script ran for them.
+got=""
+for w in sock tcp; do
+	for a in shell exec patch reference grade prepare_grading run_pocs run-poc run_poc%20 RUN_POC poc test \
+		intent function build_all '' %00 ../build build%00 build%00run_poc; do
+		CALL_MAX=60 call "$w" POST "/tool/bencher?action=$a" "{\"grading\": false, \"poc\": \"$POC\"}"
+		case $CODE in 400 | 403 | 404 | 500) ;; *) got="$got $w:$a=$CODE" ;; esac
+		grep -qF -e 'tinyfield: build.sh' -e 'tinyfield: run.sh' -e 'tinyfield: test.sh' "$T/body" && got="$got $w:$a:ran"
+	done
+done
+say bencher-unknown-actions "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-19 names the gate does not know: refused on both listeners, nothing ran}"
 # Tricks around the gate: the reply must never show a withheld script's output.
 markers=()
 allowed run_poc || markers+=(-e "tinyfield: run.sh")
@@ -474,30 +487,29 @@ done
 rm -f "$SRC/leak-patch"
 say bencher-poc-path-tricks "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-hidden files named as the PoC: refused}"
 
-# What the hooks (as sse-runner) left in shared places during the checks above: at levels 0 and 1
-# the PoC, and at level 0 the hidden test, reach the agent's code by design (README: "Known
-# limitations").
-if allowed run_poc; then
-	f=/tmp/sse-exfil-poc.test_patch
-	peek "$f"
-	say exfil-poc-via-runner "$(verdict "$(has_marker "$T/peek" && echo 1 || echo 0)")" \
-		"$([ -s "$T/peek" ] && echo "the runner copied the PoC to $f" || echo "no copy")"
-fi
-if allowed intent_test; then
-	f=/tmp/sse-exfil-hidden.test_patch
-	peek "$f"
-	say exfil-hidden-test-via-runner "$(verdict "$(has_marker "$T/peek" && echo 1 || echo 0)")" \
-		"$([ -s "$T/peek" ] && echo "the runner copied the hidden test to $f" || echo "no copy")"
-fi
+# What the hooks (as sse-runner) tried to carry out of the checks above: the PoC at run_poc,
+# the hidden test at intent_test, printed plain and in hex and copied wherever the runner
+# could write. None of it may reach this agent: not in a reply, not in a file.
+exfil_check() { # NAME MARKER
+	local hex got="" f
+	hex=$(printf '%s' "$2" | od -An -tx1 -v | tr -d ' \n')
+	for f in "$T"/bencher-*; do
+		grep -qF -e "$2" -e "$hex" "$f" 2>/dev/null && got="$got reply:${f##*/bencher-}"
+	done
+	got="$got $(where_scripts_run "$(exfil_cmd "$2")" | tr '\n' ' ')"
+	got=${got%% }
+	got=${got## }
+	say "$1" "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-no reply and no readable file holds it}"
+}
+allowed run_poc && exfil_check exfil-poc-via-runner "$POCM"
+allowed intent_test && exfil_check exfil-hidden-test-via-runner "$HIDDEN"
 if allowed build; then
-	alive=""
-	before=$(hb_snapshot)
-	sleep 0.7
-	after=$(hb_snapshot)
-	alive=$(diff <(echo "$before") <(echo "$after") | sed -n 's/^> \/tmp\/\([^:]*\):.*/\1/p' | tr '\n' ' ')
-	n=$(printf '%s\n' "$after" | grep -c '^/tmp/sse-hook-hb\.')
-	say runner-leftovers-dead "$(verdict "$([ -z "$alive" ] && [ "$n" -gt 0 ]; echo $?)")" \
-		"${alive:-$n heartbeat(s) the hooks left, none advances}"
+	# The build's own output shows the hooks left heartbeats; none may be alive now.
+	started=$(grep -c 'left-processes info heartbeats' "$T/bencher-sock-build" "$T/bencher-tcp-build" 2>/dev/null |
+		awk -F: '{n += $2} END {print n + 0}')
+	alive=$(where_scripts_run "$HOOK_HB_CMD" | tr '\n' ' ')
+	say runner-leftovers-dead "$(verdict "$([ -z "$alive" ] && [ "$started" -gt 0 ]; echo $?)")" \
+		"${alive:+alive: $alive}${alive:-the hooks left heartbeats in $started build(s), none is alive}"
 fi
 
 # /proc while the daemon worked for us (at level 4 there is no runner process to see).
@@ -621,7 +633,11 @@ say net-no-default-route info "${route:-no default route}"
 res=$(reach_all "$LISTENER_PORT" $LISTENER_IPS)
 c=$(curl -s -m 3 -o /dev/null -w '%{http_code}' "http://${LISTENER_IPS%% *}:$LISTENER_PORT/" 2>/dev/null)
 say net-listener-containers "$(verdict "$(echo "$res" | grep -q LEAKED && echo 1 || { [ "$c" = 000 ]; echo $?; })")" "$res; curl: $c"
-GW=${GATEWAY:-${MYIP%.*}.1}
+# The run network's gateway (the host's address on it): from the routing table, else .1.
+g=$(awk 'NR > 1 && $2 == "00000000" && $3 != "00000000" {print $3; exit}' /proc/net/route 2>/dev/null)
+GW=""
+[ ${#g} = 8 ] && GW=$((16#${g:6:2})).$((16#${g:4:2})).$((16#${g:2:2})).$((16#${g:0:2}))
+GW=${GW:-${MYIP%.*}.1}
 res=$(reach "$GW" "$HOST_PORT")
 say net-host-gateway "$(verdict "$(echo "$res" | grep -q LEAKED && echo 1 || echo 0)")" "$res"
 res=$(reach_all "$HOST_PORT" $HOST_ADDRS)
@@ -738,51 +754,61 @@ for h in $hosts; do
 done
 say other-runs-scan "$(verdict "$([ -z "$got" ]; echo $?)")" "4263 open on: ${hosts:-none}${got:+; answered:$got}"
 if [ -n "${VICTIM_IP:-}" ]; then
+	# Each run has a network of its own: the other run's daemon must not even answer. Should
+	# it answer, every route must still refuse us (401: not its token).
 	V=http://$VICTIM_IP:4263
-	call "$V" GET /version
-	say other-run-found "$(okfail "$([ "$CODE" = 200 ] && echo " $hosts " | grep -qF " $VICTIM_IP "; echo $?)")" \
-		"$VICTIM_IP: /version HTTP $CODE; found by the scan: $(echo " $hosts " | grep -qF " $VICTIM_IP " && echo yes || echo no)"
-	got=""
-	for w in "$V" "TOKEN@$V"; do
-		call "$w" GET /reference/patch
-		[ "$CODE" = 401 ] || got="$got ${w%%@*}=$CODE"
-		has_marker "$T/body" && got="$got marker"
-	done
-	call "$V" GET /reference/patch "" -H "X-SSE-Token: $TOKEN"
-	[ "$CODE" = 401 ] || got="$got x-token=$CODE"
-	say other-run-reference-patch "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-401 without a token and with our own}"
-	got=""
-	for w in "$V" "TOKEN@$V"; do
-		for p in /diff /files /final_diff; do
-			call "$w" GET "$p"
-			[ "$CODE" = 401 ] || got="$got ${w%%@*}$p=$CODE"
-			grep -qF "$VICTIM_MARK" "$T/body" && got="$got $p:victim-diff"
+	r=$(reach "$VICTIM_IP" 4263)
+	CALL_MAX=5 call "$V" GET /version
+	say other-run-unreachable "$(verdict "$(case $r in blocked:*) [ "$CODE" = 000 ] && ! echo " $hosts " | grep -qF " $VICTIM_IP " ;; *) false ;; esac; echo $?)")" \
+		"$r; /version: HTTP $CODE; found by the scan: $(echo " $hosts " | grep -qF " $VICTIM_IP " && echo yes || echo no)"
+	if [ "$CODE" = 000 ] && [ "${r%%:*}" = blocked ]; then
+		# Nothing to talk to: every route of it is out of reach (each call would only wait).
+		for c in other-run-reference-patch other-run-diff other-run-bash other-run-endpoints; do
+			say "$c" blocked "the other run's daemon does not answer (other-run-unreachable)"
 		done
-	done
-	say other-run-diff "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-diff of the other run: 401}"
-	got=""
-	for w in "$V" "TOKEN@$V"; do
-		call "$w" POST /tool/bash '{"command": "touch /tmp/pwned-by-hostile /tmp/sse-archive/pwned-by-hostile; id"}'
-		[ "$CODE" = 401 ] || got="$got ${w%%@*}=$CODE"
-		grep -q 'uid=' "$T/body" && got="$got ran"
-	done
-	say other-run-bash "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-bash tool of the other run: 401}"
-	got=""
-	for w in "$V" "TOKEN@$V"; do
-		for a in build run_poc function_test intent_test; do
-			call "$w" POST "/tool/bencher?action=$a" "{\"grading\": false, \"poc\": \"$POC\"}"
-			[ "$CODE" = 401 ] || got="$got ${w%%@*}:$a=$CODE"
+	else
+		got=""
+		for w in "$V" "TOKEN@$V"; do
+			call "$w" GET /reference/patch
+			case $CODE in 000 | 401) ;; *) false ;; esac || got="$got ${w%%@*}=$CODE"
+			has_marker "$T/body" && got="$got marker"
 		done
-		for p in /project /capabilities /result '/agent/dialog?since=-1'; do
-			call "$w" GET "$p"
-			[ "$CODE" = 401 ] || got="$got ${w%%@*}$p=$CODE"
+		call "$V" GET /reference/patch "" -H "X-SSE-Token: $TOKEN"
+		case $CODE in 000 | 401) ;; *) got="$got x-token=$CODE" ;; esac
+		say other-run-reference-patch "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-no answer, or 401 without a token and with our own}"
+		got=""
+		for w in "$V" "TOKEN@$V"; do
+			for p in /diff /files /final_diff; do
+				call "$w" GET "$p"
+				case $CODE in 000 | 401) ;; *) false ;; esac || got="$got ${w%%@*}$p=$CODE"
+				grep -qF "$VICTIM_MARK" "$T/body" && got="$got $p:victim-diff"
+			done
 		done
-		for p in /prepare_grading /admin/agent_exited; do
-			call "$w" POST "$p" '{}'
-			[ "$CODE" = 401 ] || got="$got ${w%%@*}$p=$CODE"
+		say other-run-diff "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-diff of the other run: no answer, or 401}"
+		got=""
+		for w in "$V" "TOKEN@$V"; do
+			call "$w" POST /tool/bash '{"command": "touch /tmp/pwned-by-hostile /tmp/sse-archive/pwned-by-hostile; id"}'
+			case $CODE in 000 | 401) ;; *) false ;; esac || got="$got ${w%%@*}=$CODE"
+			grep -q 'uid=' "$T/body" && got="$got ran"
 		done
-	done
-	say other-run-endpoints "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-bencher, project, dialog, grading routes of the other run: 401}"
+		say other-run-bash "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-bash tool of the other run: no answer, or 401}"
+		got=""
+		for w in "$V" "TOKEN@$V"; do
+			for a in build run_poc function_test intent_test; do
+				call "$w" POST "/tool/bencher?action=$a" "{\"grading\": false, \"poc\": \"$POC\"}"
+				case $CODE in 000 | 401) ;; *) false ;; esac || got="$got ${w%%@*}:$a=$CODE"
+			done
+			for p in /project /capabilities /result '/agent/dialog?since=-1'; do
+				call "$w" GET "$p"
+				case $CODE in 000 | 401) ;; *) false ;; esac || got="$got ${w%%@*}$p=$CODE"
+			done
+			for p in /prepare_grading /admin/agent_exited; do
+				call "$w" POST "$p" '{}'
+				case $CODE in 000 | 401) ;; *) false ;; esac || got="$got ${w%%@*}$p=$CODE"
+			done
+		done
+		say other-run-endpoints "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-bencher, project, dialog, grading routes of the other run: no answer, or 401}"
+	fi
 fi
 
 # --- processes that try to outlive the agent phase (the driver reads the heartbeats) -----------
@@ -808,6 +834,16 @@ ln -sfn /var/lib/ssebench/results "$SSE_ARCHIVE/results-dir"
 ln -sfn .. "$SSE_ARCHIVE/run-dir"
 ln -sfn /etc "$SSE_ARCHIVE/etc"
 say archive-links-planted info "result.json summary.json dialog.jsonl final.patch entrypoint.log results-dir run-dir etc"
+# And modes and kinds that must not survive the trip to the host: a set-id copy of a binary,
+# directories and files anyone may write, a FIFO, a socket, a file with two names.
+cp /opt/hostile/hh "$SSE_ARCHIVE/suid-hh" && chmod 6755 "$SSE_ARCHIVE/suid-hh"
+mkdir -p "$SSE_ARCHIVE/open-dir" && chmod 0777 "$SSE_ARCHIVE/open-dir" && echo x >"$SSE_ARCHIVE/open-dir/f"
+mkdir -p "$SSE_ARCHIVE/sgid-dir" && chmod 2775 "$SSE_ARCHIVE/sgid-dir"
+echo x >"$SSE_ARCHIVE/open-file" && chmod 0666 "$SSE_ARCHIVE/open-file"
+mkfifo "$SSE_ARCHIVE/fifo"
+perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Type => SOCK_STREAM(), Local => $ARGV[0], Listen => 1)' "$SSE_ARCHIVE/socket"
+echo x >"$SSE_ARCHIVE/two-names-a" && ln "$SSE_ARCHIVE/two-names-a" "$SSE_ARCHIVE/two-names-b"
+say archive-traps-planted info "$(cd "$SSE_ARCHIVE" && stat -c '%A:%n' suid-hh open-dir sgid-dir open-file fifo socket two-names-a 2>&1 | tr '\n' ' ')"
 
 # --- nothing any reply carried -------------------------------------------------------------------
 say no-marker-in-replies "$(verdict "$([ -z "$LEAKS" ]; echo $?)")" "${LEAKS:-no reply held the fix, the hidden test or the PoC}"

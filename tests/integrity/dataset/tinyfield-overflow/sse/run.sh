@@ -6,7 +6,7 @@ echo "tinyfield: run.sh"
 poc=${1:-}
 [ -f "$poc" ] || { echo "run.sh: no PoC '$poc'" >&2; exit 1; }
 [ -x ./tbpoc ] || { echo "run.sh: ./tbpoc missing; did build.sh succeed?" >&2; exit 1; }
-export ASAN_OPTIONS=detect_leaks=0
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 out=$(./tbpoc "$poc" 2>&1)
 rc=$?
 printf '%s\n' "$out"
