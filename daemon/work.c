@@ -570,21 +570,27 @@ stage_copy(struct helper *h, const char *ws, const char *rel, const char *as_nam
 	src = sb_open_beneath(h->bench_fd, rel, O_RDONLY, 0, SB_OPEN_NO_SYMLINKS, err);
 	if (src < 0 || fstat(src, &st) < 0)
 		return NULL;
+	/*
+	 * The copies are root's, and the runner's group may read them (and run a script) but
+	 * never change them: the runner runs the agent's code, which must not be able to
+	 * rewrite run.sh while bash is still reading it, or the PoC, or the hidden tests.
+	 */
 	if (S_ISDIR(st.st_mode)) {
-		struct sb_copy_opts o = { (uid_t)-1, h->c->runner.uid, h->c->runner.gid, 0, 0, NULL };
+		struct sb_copy_opts o = { .only_uid = (uid_t)-1, .chown_uid = 0,
+			.chown_gid = h->c->runner.gid, .group_read_only = true };
 
 		if (sb_copy_tree_at(src, dfd, last, &o, NULL, err) < 0)
 			return NULL;
 	} else {
 		_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX * 8);
 		_cleanup_close_ int out = -1;
+		mode_t mode = (st.st_mode & 0100) ? 0550 : 0440;
 
 		if (sb_buf_read_fd(&b, src, err) < 0)
 			return NULL;
-		out = openat(dfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    (st.st_mode & 0100) ? 0700 : 0600);
+		out = openat(dfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (out < 0 || write(out, b.s, b.len) != (ssize_t)b.len ||
-		    fchown(out, h->c->runner.uid, h->c->runner.gid) < 0) {
+		    fchown(out, 0, h->c->runner.gid) < 0 || fchmod(out, mode) < 0) {
 			sb_error_errno(err, errno, "stage '%s'", rel);
 			return NULL;
 		}

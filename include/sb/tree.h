@@ -25,6 +25,9 @@ struct sb_copy_opts {
 	uint64_t max_files;   /* 0: SB_COPY_FILES_MAX */
 	uint64_t max_bytes;   /* 0: SB_COPY_BYTES_MAX */
 	const char *const *skip_names; /* NULL-terminated names skipped at every level, or NULL */
+	bool group_read_only; /* modes: the owner's read and execute bits for the group, never
+				 its write bit, nothing for others (a copy the group may use and
+				 not change) */
 };
 
 struct sb_copy_stats {

@@ -93,6 +93,15 @@ set_owner_and_times(struct copy_ctx *x, int fd, const struct stat *st, struct sb
 
 static int copy_dir(struct copy_ctx *x, int sfd, int dfd, unsigned depth, struct sb_error **err);
 
+/* The copy's mode: set-id and sticky bits never survive; group_read_only as tree.h says. */
+static mode_t
+copy_mode(const struct copy_ctx *x, mode_t m)
+{
+	if (x->o->group_read_only)
+		return (m & 0700) | ((m & 0500) >> 3);
+	return m & 0777;
+}
+
 static int
 copy_entry(struct copy_ctx *x, int sfd, int dfd, const char *name, unsigned depth,
     struct sb_error **err)
@@ -131,7 +140,7 @@ copy_entry(struct copy_ctx *x, int sfd, int dfd, const char *name, unsigned dept
 		r = copy_dir(x, s, d, depth + 1, err);
 		if (r < 0)
 			return sb_error_prefix(err, "%s", name);
-		(void)fchmod(d, st.st_mode & 0777);
+		(void)fchmod(d, copy_mode(x, st.st_mode));
 		return set_owner_and_times(x, d, &st, err);
 	}
 	if (S_ISREG(st.st_mode)) {
@@ -151,7 +160,7 @@ copy_entry(struct copy_ctx *x, int sfd, int dfd, const char *name, unsigned dept
 		if (copy_bytes(x, s, d, st2.st_size, err) < 0)
 			return sb_error_prefix(err, "%s", name);
 		/* No set-uid, set-gid or sticky bit survives the copy. */
-		(void)fchmod(d, st2.st_mode & 0777);
+		(void)fchmod(d, copy_mode(x, st2.st_mode));
 		x->st.files++;
 		return set_owner_and_times(x, d, &st2, err);
 	}
@@ -226,7 +235,7 @@ sb_copy_tree_at(int src_fd, int dst_parent_fd, const char *name,
 		return sb_error_errno(err, errno, "open '%s'", name);
 	if (copy_dir(&x, src_fd, d, 0, err) < 0)
 		return -1;
-	(void)fchmod(d, st.st_mode & 0777);
+	(void)fchmod(d, copy_mode(&x, st.st_mode));
 	if (set_owner_and_times(&x, d, &st, err) < 0)
 		return -1;
 	if (ret_stats != NULL)

@@ -376,7 +376,8 @@ agent_context(const struct agent_info *ag, char **ret_dir, bool *ret_tmp, struct
 	_cleanup_free_ char *cache = agent_cache_dir(), *npm_dir = NULL, *tmpl = NULL, *ctx = NULL;
 	_cleanup_close_ int src_fd = -1, parent_fd = -1;
 	const char *arch = agent_host_arch();
-	struct sb_copy_opts copy = { (uid_t)-1, (uid_t)-1, (gid_t)-1, 10000, 64ULL << 20, NULL };
+	struct sb_copy_opts copy = { .only_uid = (uid_t)-1, .chown_uid = (uid_t)-1,
+		.chown_gid = (gid_t)-1, .max_files = 10000, .max_bytes = 64ULL << 20 };
 
 	if (ag->n_npm == 0) {
 		*ret_dir = sb_xstrdup(ag->dir);

@@ -342,4 +342,45 @@ unlike "$r" 'UPSTREAM-FIX-IN-HISTORY|buggy commit|\\n\.git\\n|/\.git\\n' "histor
 like "$r" 'not a git repository' "history: git finds no repository there"
 stop_daemon
 
+# What a check stages for the runner is root's: the agent's code that run.sh runs cannot
+# rewrite run.sh while bash is still reading it (the rest of it would become "exit 0"), the
+# PoC, or anything else staged.
+make_fixture
+write_build
+cat >"$D/bench/scripts/run.sh" <<'EOT'
+#!/bin/bash
+sh ./attack "$0" "$1"
+echo "run.sh: the PoC still crashes"
+exit 1
+EOT
+cat >"$D/src/attack" <<'EOT'
+# The rest of run.sh, past what bash has read, becomes "exit 0" (in place: same file).
+{ head -n 2 "$1"; echo 'exit 0'; } >/tmp/run.new
+cat /tmp/run.new 2>/dev/null >"$1" && echo "APPENDED $1"
+for f in "$1" "$2"; do
+	printf 'x' >>"$f" 2>/dev/null && echo "APPENDED $f"
+	chmod u+w "$f" 2>/dev/null && echo "CHMOD $f"
+	ln -f /dev/null "$f" 2>/dev/null && echo "REPLACED $f"
+	rm -f "$f" 2>/dev/null && [ ! -e "$f" ] && echo "REMOVED $f"
+done
+touch "$(dirname "$1")/planted" 2>/dev/null && echo "PLANTED"
+stat -c 'staged %U:%G %a %n' "$1" "$2" "$(dirname "$1")"
+EOT
+chown "$AGENT_USER" "$D/src/attack"
+setmode plain
+start_daemon 0 || bail "daemon did not start for the staging check"
+is "$(status agent POST '/tool/bencher?action=build' '{}')" 200 "staged: a build"
+r=$(req agent POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" '"code":1' "staged: the PoC check still fails (run.sh could not be rewritten under bash)"
+is "$(status admin POST /admin/agent_exited '{}')" 200 "staged: agent_exited"
+is "$(status admin POST /prepare_grading '{}')" 200 "staged: prepare_grading"
+is "$(status admin POST '/tool/bencher?action=build' '{"grading":true}')" 200 "staged: the grading build"
+r=$(req admin POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" '"code":1' "staged: in grading too"
+unlike "$r" 'APPENDED|CHMOD|REPLACED|REMOVED|PLANTED' "staged: no staged file could be changed, replaced or removed, nothing planted"
+# (Inside the runner's user namespace root is not mapped: it shows as the overflow user.)
+like "$r" "staged (root|nobody):$RUNNER_USER 550 [^ ]*run.sh" "staged: run.sh is root's, 0550"
+like "$r" "staged (root|nobody):$RUNNER_USER [46]40 [^ ]*poc.txt" "staged: the PoC is root's, read-only for the runner"
+stop_daemon
+
 done_testing
