@@ -417,6 +417,17 @@ job_finished(struct helper *h, struct job *j, int status)
 	/* A script worker that did not end by itself did not sweep the runner's processes. */
 	if (!WIFEXITED(status) && runs_scripts(j->spec.type))
 		kill_runner(h, "after a killed worker");
+	/* Nor continue the agent it stopped for a check on hidden material (work.c:
+	 * hidden_check_begin): its runner processes are dead now, so the agent may go on. */
+	if (!ok && j->spec.type == DREQ_BENCHER && j->spec.ch == DCH_AGENT &&
+	    (j->spec.action == SB_ACTION_RUN_POC || j->spec.action == SB_ACTION_INTENT_TEST)) {
+		struct sb_error *err = NULL;
+
+		if (sb_proc_signal_uid(h->c->agent.uid, h->c->agent.gid, SIGCONT, &err) < 0) {
+			sb_log(SB_LOG_ERROR, "continue the agent's processes: %s", sb_error_message(err));
+			sb_error_release(&err);
+		}
+	}
 	if (j->spec.type == DREQ_PREPARE_GRADING)
 		h->grading_ready = ok;
 	if (j->q != Q_NONE)

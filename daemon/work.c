@@ -394,32 +394,35 @@ sanitizer_kind(const char *text)
  * fixed list. Not the output: the program that ran is the agent's code, it was given the
  * PoC (or ran next to the hidden tests), and anything it prints, however encoded, would
  * carry them out. The whole output is in the daemon's logs (root's) as usual.
+ *
+ * Nor the exit status or the time it took, which that code chooses too: code is 0 (the PoC
+ * no longer reproduces, the hidden tests pass) or 1, and timed_out says whether it ran out
+ * of time. What is left for such code to signal with is that bit, the kind, and how long
+ * the agent waited (integrity.md, "what a check on hidden material still tells").
  */
 static json_t *
 withheld_result(const struct sb_cmd_result *r, enum sb_action action)
 {
-	_cleanup_free_ char *msg = NULL;
-	const char *kind = NULL;
+	const char *kind = NULL, *msg;
+	bool ok = r->exit_code == 0 && !r->timed_out;
 
 	if (action == SB_ACTION_RUN_POC) {
 		kind = sanitizer_kind(r->err.s);
 		if (kind == NULL)
 			kind = sanitizer_kind(r->out.s);
-		msg = r->exit_code == 0
-		    ? sb_xstrdup("the PoC no longer reproduces (exit status 0)")
-		    : sb_xasprintf("the PoC still reproduces (exit status %d%s%s)%s", r->exit_code,
-			  kind != NULL ? "; " : "", kind != NULL ? kind : "",
-			  r->timed_out ? "; it timed out" : "");
+		msg = ok ? "the PoC no longer reproduces"
+			 : r->timed_out ? "the PoC still reproduces (it timed out)"
+					: "the PoC still reproduces";
 	} else {
-		msg = r->exit_code == 0 ? sb_xstrdup("the hidden tests pass (exit status 0)")
-					: sb_xasprintf("the hidden tests fail (exit status %d)%s",
-					      r->exit_code, r->timed_out ? "; they timed out" : "");
+		msg = ok ? "the hidden tests pass"
+			 : r->timed_out ? "the hidden tests fail (they timed out)"
+					: "the hidden tests fail";
 	}
-	return json_pack("{s:i, s:s, s:s+, s:b, s:b, s:I, s:b, s:o}", "code", r->exit_code,
-	    "stdout", "", "stderr", msg,
+	return json_pack("{s:i, s:s, s:s+++, s:b, s:b, s:b, s:o}", "code", ok ? 0 : 1, "stdout", "",
+	    "stderr", msg, kind != NULL ? "; " : "", kind != NULL ? kind : "",
 	    "\n(the output is withheld: the program that ran was given hidden material)",
-	    "timed_out", r->timed_out, "truncated", false, "duration_ms", (json_int_t)r->elapsed_ms,
-	    "withheld", true, "sanitizer", sb_json_string_or_null(kind));
+	    "timed_out", r->timed_out, "truncated", false, "withheld", true, "sanitizer",
+	    sb_json_string_or_null(kind));
 }
 
 /* A start failure (not executable, missing) as a result the caller can show. */
@@ -435,15 +438,23 @@ result_from_start_error(struct sb_cmd_result *r, const struct sb_error *e, size_
 
 /* --- running task scripts as the runner --------------------------------------------- */
 
-/* The runner's environment: the filtered daemon environment and a private home. */
+/*
+ * The runner's environment: the filtered daemon environment and a private home: the
+ * session's, or for a check on hidden material (home NULL) the sandbox's own /tmp, gone
+ * with the check.
+ */
 static void
 runner_env(struct helper *h, const char *home, struct sb_argv *env)
 {
-	_cleanup_free_ char *homep = sb_path_join(h->c->runner_dir, home);
+	_cleanup_free_ char *homep = home != NULL ? sb_path_join(h->c->runner_dir, home)
+						  : sb_xstrdup("/tmp");
 
 	sb_argv_pushv(env, (const char *const *)h->c->base_env);
 	sb_env_set(env, "HOME", homep);
-	sb_argv_pushf(env, "TMPDIR=%s/tmp", homep);
+	if (home != NULL)
+		sb_argv_pushf(env, "TMPDIR=%s/tmp", homep);
+	else
+		sb_env_set(env, "TMPDIR", "/tmp");
 	sb_argv_pushf(env, "XDG_CACHE_HOME=%s/.cache", homep);
 	sb_argv_pushf(env, "GOCACHE=%s/.cache/go-build", homep);
 	sb_argv_pushf(env, "CCACHE_DIR=%s/.ccache", homep);
@@ -460,7 +471,7 @@ runner_env(struct helper *h, const char *home, struct sb_argv *env)
 static void
 run_as_runner(struct helper *h, const char *path, char *const *argv, int cwd_fd,
     const char *home, unsigned timeout_s, const void *stdin_data, size_t stdin_len,
-    struct sb_cmd_result *res)
+    const struct sb_sandbox *sandbox, struct sb_cmd_result *res)
 {
 	/* RLIMIT_NPROC counts every process of the runner uid: a fork bomb stops there. */
 	const struct sb_rlimit_set limits[] = {
@@ -482,7 +493,7 @@ run_as_runner(struct helper *h, const char *path, char *const *argv, int cwd_fd,
 	cmd.stdout_fd = SB_CMD_CAPTURE;
 	cmd.stderr_fd = SB_CMD_CAPTURE;
 	cmd.creds = &h->c->runner;
-	cmd.sandbox = &runner_sandbox;
+	cmd.sandbox = sandbox != NULL ? sandbox : &runner_sandbox;
 	cmd.seccomp = untrusted_filter;
 	cmd.rlimits = limits;
 	cmd.n_rlimits = SB_ARRAY_SIZE(limits);
@@ -639,11 +650,67 @@ bencher_build(struct helper *h, struct job_spec *j)
 		sb_error_release(&err);
 		return dproto_reply_error(j->reply_fd, 500, "could not prepare the build workspace");
 	}
-	run_as_runner(h, script, argv, src, j->home, h->c->build_timeout, NULL, 0, &r);
+	run_as_runner(h, script, argv, src, j->home, h->c->build_timeout, NULL, 0, NULL, &r);
 	write_log(h, "scriptrunner", script, &r);
 	reply = script_result(&r);
 	sb_cmd_result_release(&r);
 	return dproto_reply(j->reply_fd, 200, reply);
+}
+
+/*
+ * A check on hidden material (run_poc; intent_test) runs the agent's code with the PoC or
+ * next to the hidden tests. What that code may do with them:
+ *   - write only where it is thrown away: the sandbox's own /tmp, which is also its HOME
+ *     and TMPDIR, and for intent_test its fresh workspace, removed when the check ends;
+ *     the rest of the runner's area (its homes, the build run_poc runs in) is read-only to
+ *     it, so nothing it leaves is there for a later check, or for the agent to measure;
+ *   - be watched by nobody: when the agent asked for the check, every process of the agent
+ *     is stopped for its length (SIGSTOP to its uid: its /proc view of the runner's
+ *     processes, a terminal or queue it opened, the disk's free space are all still);
+ *     they continue once the runner's processes are dead and what they wrote is gone.
+ * The same sandbox serves grading, so a PoC sees the same world in both phases.
+ */
+struct hidden_check {
+	struct sb_sandbox sb;
+	char *writable; /* the intent workspace, absolute, or NULL */
+	bool frozen;
+};
+
+static int
+hidden_check_begin(struct helper *h, struct job_spec *j, const char *workspace,
+    struct hidden_check *hc, struct sb_error **err)
+{
+	memset(hc, 0, sizeof(*hc));
+	hc->sb = runner_sandbox;
+	hc->sb.nwritable = 0;
+	hc->sb.prepared = false;
+	if (workspace != NULL) {
+		hc->writable = sb_path_join(h->c->runner_dir, workspace);
+		if (sb_sandbox_add(hc->sb.writable, &hc->sb.nwritable, hc->writable, err) < 0)
+			return -1;
+	}
+	if (sb_sandbox_prepare(&hc->sb, h->c->runner.uid, h->c->runner.gid, err) < 0)
+		return -1;
+	if (j->ch == DCH_AGENT) {
+		if (sb_proc_signal_uid(h->c->agent.uid, h->c->agent.gid, SIGSTOP, err) < 0)
+			return sb_error_prefix(err, "stop the agent's processes");
+		hc->frozen = true;
+	}
+	return 0;
+}
+
+static void
+hidden_check_end(struct helper *h, struct hidden_check *hc)
+{
+	struct sb_error *err = NULL;
+
+	if (hc->frozen && sb_proc_signal_uid(h->c->agent.uid, h->c->agent.gid, SIGCONT, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "continue the agent's processes: %s", sb_error_message(err));
+		sb_error_release(&err);
+	}
+	hc->frozen = false;
+	free(hc->writable);
+	hc->writable = NULL;
 }
 
 static int
@@ -657,7 +724,14 @@ bencher_run_poc(struct helper *h, struct job_spec *j)
 	json_auto_t *reply = NULL;
 	char *argv[3];
 	const char *slash = strchr(j->poc, '/');
+	struct hidden_check hc;
 
+	if (hidden_check_begin(h, j, NULL, &hc, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "run_poc: %s", sb_error_message(err));
+		sb_error_release(&err);
+		hidden_check_end(h, &hc);
+		return dproto_reply_error(j->reply_fd, 500, "could not set up the PoC check");
+	}
 	/* run.sh stays root-only in /ssebench: it may say too much about the PoC. It is
 	 * copied for this one check, with the PoC (upstream §2.4). */
 	stage = sb_xasprintf("stage-%s", j->workspace);
@@ -685,18 +759,20 @@ bencher_run_poc(struct helper *h, struct job_spec *j)
 		sb_log(SB_LOG_ERROR, "run_poc: %s", sb_error_message(err));
 		sb_error_release(&err);
 		(void)remove_mixed(h, h->runner_fd, stage, NULL);
+		hidden_check_end(h, &hc);
 		return dproto_reply_error(j->reply_fd, 500, "could not stage the PoC");
 	}
 	argv[0] = run;
 	argv[1] = poc;
 	argv[2] = NULL;
-	run_as_runner(h, run, argv, src, j->home, h->c->poc_timeout, NULL, 0, &r);
+	run_as_runner(h, run, argv, src, NULL, h->c->poc_timeout, NULL, 0, &hc.sb, &r);
 	write_log(h, "scriptrunner", poc, &r);
 	/* The staged copies go as soon as the check is over. */
 	if (remove_mixed(h, h->runner_fd, stage, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "removing staged PoC: %s", sb_error_message(err));
 		sb_error_release(&err);
 	}
+	hidden_check_end(h, &hc);
 	reply = j->ch == DCH_AGENT ? withheld_result(&r, SB_ACTION_RUN_POC) : script_result(&r);
 	sb_cmd_result_release(&r);
 	return dproto_reply(j->reply_fd, 200, reply);
@@ -712,12 +788,20 @@ bencher_test(struct helper *h, struct job_spec *j, bool intent)
 	struct sb_error *err = NULL;
 	struct sb_cmd_result r;
 	json_auto_t *reply = NULL;
+	struct hidden_check hc = { .frozen = false, .writable = NULL };
 	int rc;
 
+	if (intent && hidden_check_begin(h, j, j->workspace, &hc, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "intent_test: %s", sb_error_message(err));
+		sb_error_release(&err);
+		hidden_check_end(h, &hc);
+		return dproto_reply_error(j->reply_fd, 500, "could not set up the hidden tests");
+	}
 	if (make_workspace(h, j->workspace, j->grading, &src, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "%s: %s", sb_action_name(j->action), sb_error_message(err));
 		sb_error_release(&err);
 		(void)remove_mixed(h, h->runner_fd, j->workspace, NULL);
+		hidden_check_end(h, &hc);
 		return dproto_reply_error(j->reply_fd, 500, "could not prepare the test workspace");
 	}
 	if (intent) {
@@ -734,7 +818,7 @@ bencher_test(struct helper *h, struct job_spec *j, bool intent)
 			rc = dproto_reply_error(j->reply_fd, 500, "could not stage the hidden tests");
 			goto out;
 		}
-		run_as_runner(h, git, gargv, src, j->home, h->c->test_timeout, NULL, 0, &r);
+		run_as_runner(h, git, gargv, src, NULL, h->c->test_timeout, NULL, 0, &hc.sb, &r);
 		write_log(h, "patch", "git apply -p1 tests.diff", &r);
 		if (r.exit_code != 0) {
 			/* git's words name the hidden tests' files and lines: not for the agent. */
@@ -747,16 +831,22 @@ bencher_test(struct helper *h, struct job_spec *j, bool intent)
 		}
 		sb_cmd_result_release(&r);
 	}
-	run_as_runner(h, script, argv, src, j->home, h->c->test_timeout, NULL, 0, &r);
+	run_as_runner(h, script, argv, src, intent ? NULL : j->home, h->c->test_timeout, NULL, 0,
+	    intent ? &hc.sb : NULL, &r);
 	write_log(h, "scriptrunner", script, &r);
 	reply = intent && j->ch == DCH_AGENT ? withheld_result(&r, SB_ACTION_INTENT_TEST)
 					     : script_result(&r);
 	sb_cmd_result_release(&r);
-	rc = dproto_reply(j->reply_fd, 200, reply);
-out:
-	/* Test workspaces do not outlive their check. */
+	/* Test workspaces do not outlive their check; a hidden one is gone before the agent
+	 * runs again. */
 	(void)remove_mixed(h, h->runner_fd, stage, NULL);
 	(void)remove_mixed(h, h->runner_fd, j->workspace, NULL);
+	hidden_check_end(h, &hc);
+	return dproto_reply(j->reply_fd, 200, reply);
+out:
+	(void)remove_mixed(h, h->runner_fd, stage, NULL);
+	(void)remove_mixed(h, h->runner_fd, j->workspace, NULL);
+	hidden_check_end(h, &hc);
 	return rc;
 }
 
@@ -1150,7 +1240,7 @@ work_prepare_grading(struct helper *h, struct job_spec *j)
 			sb_error_release(&err);
 			return failed(dproto_reply_error(j->reply_fd, 500, "git apply failed: no git"));
 		}
-		run_as_runner(h, git, argv, src, j->home, h->c->test_timeout, diff, len, &r);
+		run_as_runner(h, git, argv, src, j->home, h->c->test_timeout, diff, len, NULL, &r);
 		write_log(h, "patch", "git apply --binary final.patch", &r);
 		if (r.exit_code != 0) {
 			int rc = dproto_reply_error(j->reply_fd, 500, "git apply failed: %s", r.err.s);

@@ -27,6 +27,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -430,7 +431,8 @@ ns_id(const char *kind, char *buf, size_t size)
  * runner_sandbox, from inside the sandbox the task scripts get (sb/sandbox.h): namespaces
  * of its own (root's are in SSE_PROBE_NS), no network interface but loopback, a /tmp where
  * root's marker (SSE_PROBE_TMP_MARK) is not, the agent socket out of reach, a read-only
- * root, and the agent's places (SSE_PROBE_HIDDEN, colon-separated, root's choice) empty.
+ * root, the agent's places (SSE_PROBE_HIDDEN, colon-separated, root's choice) empty, and
+ * terminals and message queues of its own (not root's instances, SSE_PROBE_DEVS).
  */
 static void
 probe_runner_sandbox(void)
@@ -487,6 +489,27 @@ probe_runner_sandbox(void)
 		emit("runner_sandbox", false, "runner: the root file system is writable");
 		return;
 	}
+	{
+		const char *devs = secure_getenv("SSE_PROBE_DEVS");
+		static const char *const what[] = { "pts", "mqueue" };
+
+		for (size_t i = 0; i < SB_ARRAY_SIZE(what); i++) {
+			_cleanup_free_ char *key = sb_xasprintf("%s:", what[i]);
+			_cleanup_free_ char *path = sb_xasprintf("/dev/%s", what[i]);
+			const char *v = devs != NULL ? strstr(devs, key) : NULL;
+			unsigned long long root_dev = v != NULL ? strtoull(v + strlen(key), NULL, 10) : 0;
+			struct stat st;
+
+			if (devs == NULL) {
+				emit("runner_sandbox", false, "runner: nothing to compare with (no SSE_PROBE_DEVS)");
+				return;
+			}
+			if (root_dev != 0 && stat(path, &st) == 0 && (unsigned long long)st.st_dev == root_dev) {
+				emit("runner_sandbox", false, "runner: %s is the container's", path);
+				return;
+			}
+		}
+	}
 	for (const char *p = hidden; p != NULL && *p != '\0';) {
 		const char *end = strchr(p, ':');
 		_cleanup_free_ char *dir = sb_xstrndup(p, end != NULL ? (size_t)(end - p) : strlen(p));
@@ -506,8 +529,8 @@ probe_runner_sandbox(void)
 		p = end != NULL ? end + 1 : NULL;
 	}
 	emit("runner_sandbox", true,
-	    "runner: own namespaces, loopback only, private /tmp, agent socket and places hidden, "
-	    "read-only root");
+	    "runner: own namespaces, loopback only, private /tmp, own terminals and message queues, "
+	    "agent socket and places hidden, read-only root");
 }
 
 struct commit_count {
@@ -842,6 +865,20 @@ root_namespaces(struct sb_argv *env)
 	sb_env_set(env, "SSE_PROBE_NS", b.s);
 }
 
+/* The devices of root's /dev/pts and /dev/mqueue ("pts:N mqueue:N"), for the runner's probe:
+ * its own must be other instances (a terminal or a queue the agent opened is not there). */
+static void
+root_devices(struct sb_argv *env)
+{
+	struct stat pts, mq;
+	char buf[96];
+
+	snprintf(buf, sizeof(buf), "pts:%llu mqueue:%llu",
+	    stat("/dev/pts", &pts) == 0 ? (unsigned long long)pts.st_dev : 0ULL,
+	    stat("/dev/mqueue", &mq) == 0 ? (unsigned long long)mq.st_dev : 0ULL);
+	sb_env_set(env, "SSE_PROBE_DEVS", buf);
+}
+
 /* Run the probe as role with creds, feeding it the path list; record its answers. */
 static void
 run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb_creds *creds)
@@ -888,6 +925,7 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 		sb_env_set(&env, "SSE_PROBE_TMP_MARK", mark);
 		sb_env_set(&env, "SSE_PROBE_HIDDEN", hidden);
 		root_namespaces(&env);
+		root_devices(&env);
 		cmd.sandbox = runner_sandbox(ep, &err);
 		if (cmd.sandbox == NULL) {
 			sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false, "runner: %s",

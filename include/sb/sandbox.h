@@ -18,8 +18,10 @@
  *     (its tree, its home, its archive, the daemon's state) and the socket directories, so
  *     that it can neither leave anything where the agent would find it, nor reach a FIFO
  *     or a socket the agent planted (a read-only mount does not stop either);
- *   - its own System V IPC and POSIX message queues, and its own abstract Unix sockets
- *     (they belong to the network namespace).
+ *   - its own System V IPC and POSIX message queues (an mqueue file system of its own on
+ *     /dev/mqueue), its own terminals (a new devpts instance on /dev/pts: no pty the agent
+ *     opened is there), and its own abstract Unix sockets (they belong to the network
+ *     namespace).
  * It runs with no capability: the ones the new user namespace gives it are dropped before
  * exec, and no_new_privs (already set by the uid change) keeps exec from adding any.
  *

@@ -116,14 +116,15 @@ kill_by_scan(uid_t uid, struct sb_error **err)
 }
 
 /* One round: a child becomes uid and signals everything it may signal. */
+/* One kill(-1, sig) as uid: 0, -1 with *err, or 1 when no child could be forked. */
 static int
-kill_round(uid_t uid, gid_t gid, struct sb_error **err)
+signal_round(uid_t uid, gid_t gid, int sig, struct sb_error **err)
 {
 	int status;
 	pid_t pid = fork();
 
 	if (pid < 0 && errno == EAGAIN)
-		return kill_by_scan(uid, err);
+		return 1;
 	if (pid < 0)
 		return sb_error_errno(err, errno, "fork");
 	if (pid == 0) {
@@ -131,15 +132,37 @@ kill_round(uid_t uid, gid_t gid, struct sb_error **err)
 		if (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, gid, gid, gid) < 0 ||
 		    syscall(SYS_setresuid, uid, uid, uid) < 0)
 			_exit(1);
-		(void)kill(-1, SIGKILL);
+		(void)kill(-1, sig);
 		_exit(0);
 	}
 	if (SB_RETRY_EINTR(waitpid(pid, &status, 0)) < 0)
 		return sb_error_errno(err, errno, "waitpid");
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return sb_error_set(err, EPERM, "cannot become uid %u to kill its processes",
+		return sb_error_set(err, EPERM, "cannot become uid %u to signal its processes",
 		    (unsigned)uid);
 	return 0;
+}
+
+static int
+kill_round(uid_t uid, gid_t gid, struct sb_error **err)
+{
+	int r = signal_round(uid, gid, SIGKILL, err);
+
+	return r == 1 ? kill_by_scan(uid, err) : r;
+}
+
+int
+sb_proc_signal_uid(uid_t uid, gid_t gid, int sig, struct sb_error **err)
+{
+	int r;
+
+	if (uid == 0)
+		return sb_error_set(err, EINVAL, "refusing to signal every process of root");
+	r = signal_round(uid, gid, sig, err);
+	if (r == 1)
+		return sb_error_set(err, EAGAIN, "cannot fork to signal the processes of uid %u",
+		    (unsigned)uid);
+	return r;
 }
 
 int

@@ -236,6 +236,14 @@ chdir_again(int cwd_fd)
 	return 0;
 }
 
+static bool
+dir_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int
 drop_caps(void)
 {
@@ -338,6 +346,19 @@ sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step)
 			"mode=0000,size=4096,nr_inodes=16") < 0)
 			return -1;
 	}
+	/*
+	 * A terminal the agent opened (a pty it made writable to all) and a message queue it
+	 * made are reached through /dev/pts and /dev/mqueue whatever the mount flags say (a
+	 * device, a queue): the sandbox gets an instance of each of its own, empty.
+	 */
+	*ret_step = "sandbox: terminals of its own";
+	if (dir_exists("/dev/pts") && mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+					  "newinstance,ptmxmode=0666,mode=0600") < 0)
+		return -1;
+	*ret_step = "sandbox: message queues of its own";
+	if (dir_exists("/dev/mqueue") &&
+	    mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -1;
 	*ret_step = "sandbox: working directory";
 	if (cwd_fd >= 0 && chdir_again(cwd_fd) < 0)
 		return -1;

@@ -276,8 +276,10 @@ setmode plain
 is "$(status agent POST '/tool/bencher?action=build' '{}')" 200 "withheld: a build to run the PoC in"
 r=$(req agent POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
 like "$r" '"withheld":true' "withheld: run_poc's output is withheld from the agent"
-like "$r" 'the PoC still reproduces \(exit status 1; AddressSanitizer: heap-buffer-overflow\)' \
+like "$r" 'the PoC still reproduces; AddressSanitizer: heap-buffer-overflow' \
 	"withheld: the agent learns the outcome and the kind of report"
+like "$r" '"code":1,' "withheld: code 1 (reproduces), not the program's own exit status"
+unlike "$r" 'duration_ms|exit status' "withheld: nor how long it took or its exit status"
 unlike "$r" "crash me|$(printf 'crash me\n' | base64)|0x1" "withheld: no byte of the PoC or of its output, plain or encoded"
 r=$(req agent POST '/tool/bencher?action=intent_test' '{}')
 like "$r" 'the hidden tests pass' "withheld: intent_test gives the outcome"
@@ -381,6 +383,64 @@ unlike "$r" 'APPENDED|CHMOD|REPLACED|REMOVED|PLANTED' "staged: no staged file co
 # (Inside the runner's user namespace root is not mapped: it shows as the overflow user.)
 like "$r" "staged (root|nobody):$RUNNER_USER 550 [^ ]*run.sh" "staged: run.sh is root's, 0550"
 like "$r" "staged (root|nobody):$RUNNER_USER [46]40 [^ ]*poc.txt" "staged: the PoC is root's, read-only for the runner"
+stop_daemon
+
+# While a check on hidden material runs, the agent is stopped: nothing of it can watch the
+# runner's processes in /proc, a terminal, the disk; and the check's code writes only to
+# what is thrown away (its own /tmp, its HOME and TMPDIR there; the intent workspace).
+make_fixture
+write_build
+cat >"$D/bench/scripts/run.sh" <<'EOT'
+#!/bin/bash
+echo "HOME=$HOME TMPDIR=$TMPDIR"
+for f in ./poc-wrote ../poc-wrote "$HOME/poc-wrote" "$TMPDIR/poc-wrote" "${RUNNER_DIR_HINT}/home-1/poc-wrote"; do
+	echo x >"$f" 2>/dev/null && echo "WROTE $f"
+done
+sleep 1.5
+exit 1
+EOT
+cat >"$D/bench/scripts/test.sh" <<'EOT'
+#!/bin/bash
+[ -f hidden.txt ] && { echo x >"$HOME/intent-wrote"; echo x >../intent-wrote; } 2>/dev/null
+sleep 1.5
+EOT
+setmode plain
+start_daemon 0 RUNNER_DIR_HINT="$RUNNER_DIR" || bail "daemon did not start for the freeze check"
+hb=$SB_TMP/agent-hb
+: >"$hb" && chown "$AGENT_USER" "$hb"
+setpriv --reuid "$AGENT_USER" --regid "$AGENT_USER" --clear-groups bash -c \
+	'while :; do date +%s%3N >>"$1"; sleep 0.02; done' _ "$hb" </dev/null >/dev/null 2>&1 &
+hb_pid=$!
+max_gap() { # FROM_LINE: the longest pause between two heartbeats after that line, in ms
+	tail -n +"$1" "$hb" | awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m + 0 }'
+}
+is "$(status agent POST '/tool/bencher?action=build' '{}')" 200 "freeze: a build"
+n0=$(wc -l <"$hb")
+is "$(status agent POST '/tool/bencher?action=function_test' '{}')" 200 "freeze: control: a functional test (1.5 s)"
+g=$(max_gap "$n0")
+ok "$([ "$g" -lt 700 ]; echo $?)" "freeze: control: the agent ran on during a check on nothing hidden (longest pause ${g} ms)"
+n0=$(wc -l <"$hb")
+r=$(req agent POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" '"withheld":true' "freeze: run_poc ran (1.5 s)"
+g=$(max_gap "$n0")
+ok "$([ "$g" -ge 1400 ]; echo $?)" "freeze: the agent was stopped while run_poc ran (longest pause ${g} ms)"
+n0=$(wc -l <"$hb")
+r=$(req agent POST '/tool/bencher?action=intent_test' '{}')
+g=$(max_gap "$n0")
+ok "$([ "$g" -ge 1400 ]; echo $?)" "freeze: and while intent_test ran (longest pause ${g} ms)"
+n0=$(wc -l <"$hb")
+sleep 0.5
+ok "$([ "$(wc -l <"$hb")" -gt $((n0 + 5)) ]; echo $?)" "freeze: the agent goes on afterwards"
+is "$(find "$RUNNER_DIR" -name 'poc-wrote' -o -name 'intent-wrote' 2>/dev/null | tr '\n' ' ')" "" \
+	"freeze: nothing the hidden checks' code wrote is left in the runner's area"
+is "$(status admin POST /admin/agent_exited '{}')" 200 "freeze: agent_exited"
+kill "$hb_pid" 2>/dev/null
+is "$(status admin POST /prepare_grading '{}')" 200 "freeze: prepare_grading"
+is "$(status admin POST '/tool/bencher?action=build' '{"grading":true}')" 200 "freeze: the grading build"
+r=$(req admin POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" 'HOME=/tmp TMPDIR=/tmp' "freeze: a PoC's HOME and TMPDIR are the sandbox's own /tmp"
+unlike "$r" 'WROTE \.|WROTE /var' "freeze: it can write nowhere in the runner's area (only its /tmp)"
+like "$r" 'WROTE /tmp/poc-wrote' "freeze: control: its /tmp is writable"
 stop_daemon
 
 done_testing

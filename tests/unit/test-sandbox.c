@@ -24,6 +24,11 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
+#include <mqueue.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "sb/argv.h"
@@ -41,6 +46,9 @@ static const struct sb_creds nobody = { .uid = NOBODY, .gid = NOBODY, .ngroups =
 
 /* The scratch layout, made by main(). */
 static char top[256], own[300], tmpdir[300], hidden[300], open_dir[300], outside[300];
+static char pts[64]; /* a terminal opened out here, writable to all */
+#define MQ_NAME "sb-sandbox-test"
+#define MQUEUE_MAGIC 0x19800202 /* statfs(2) f_type of an mqueue file system */
 static int host_port;
 
 static int
@@ -77,10 +85,11 @@ run_script(const char *script, bool sandboxed, struct sb_cmd_result *res)
 	_cleanup_free_ char *h = sb_xasprintf("HID=%s", hidden);
 	_cleanup_free_ char *o = sb_xasprintf("OPEN=%s", open_dir);
 	_cleanup_free_ char *x = sb_xasprintf("OUT=%s", outside);
+	_cleanup_free_ char *tty = sb_xasprintf("PTS=%s", pts);
 	/* The script's last status is not the point (grep -c of nothing is 1): its output is. */
 	_cleanup_free_ char *body = sb_xasprintf("%s\nexit 0", script);
 	char *argv[] = { (char *)"bash", (char *)"-c", body, NULL };
-	char *envp[] = { (char *)"PATH=/usr/bin:/bin", port, dirs, t, h, o, x, NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", port, dirs, t, h, o, x, tty, NULL };
 	_cleanup_close_ int cwd = open(own, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct sb_sandbox sb;
 	struct sb_cmd c = SB_CMD_INIT;
@@ -143,6 +152,10 @@ static const struct {
 	    "0\n", "0\n" },
 	{ "its ids are still nobody's", "id -u; id -g", "65534\n65534\n", "65534\n65534\n" },
 	{ "no_new_privs", "grep -c '^NoNewPrivs:.1' /proc/self/status", "1\n", "1\n" },
+	{ "a terminal opened outside, writable to all, is not there",
+	    "(echo hi >\"$PTS\") 2>/dev/null && echo wrote || echo blocked", "wrote\n", "blocked\n" },
+	{ "a message queue made outside is not there",
+	    "[ -e /dev/mqueue/" MQ_NAME " ] && echo there || echo gone", "there\n", "gone\n" },
 };
 
 START_TEST(test_cases)
@@ -269,6 +282,23 @@ setup(void)
 	    chmod(sock, 0777) < 0)
 		return -1;
 	/* s stays open (and listening) for the whole test. */
+	/* A terminal and a message queue the agent could open for everyone. */
+	{
+		int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		const char *name;
+		mqd_t q;
+
+		if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || (name = ptsname(m)) == NULL ||
+		    chmod(name, 0666) < 0)
+			return -1;
+		snprintf(pts, sizeof(pts), "%s", name);
+		/* m stays open: the terminal lives as long as the test. */
+		(void)mq_unlink("/" MQ_NAME);
+		q = mq_open("/" MQ_NAME, O_CREAT | O_RDWR, 0666, NULL);
+		if (q == (mqd_t)-1)
+			return -1;
+		(void)fchmod((int)q, 0666);
+	}
 	return 0;
 }
 
@@ -281,6 +311,23 @@ main(void)
 
 	if (geteuid() != 0 || access("/bin/bash", X_OK) < 0)
 		return 77; /* automake: SKIP */
+	/*
+	 * A mount namespace of the test's own, with the POSIX message queues mounted where a
+	 * container has them (a host may not), so the control "the queue is there outside"
+	 * holds; nothing of it is seen outside this test.
+	 */
+	{
+		struct statfs fs;
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    (mkdir("/dev/mqueue", 01777) < 0 && errno != EEXIST) ||
+		    statfs("/dev/mqueue", &fs) < 0 ||
+		    (fs.f_type != MQUEUE_MAGIC &&
+			mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)) {
+			fprintf(stderr, "test-sandbox: a mount namespace of its own: %s\n", strerror(errno));
+			return 99;
+		}
+	}
 	if (setup() < 0 || (listener = start_listener()) < 0) {
 		fprintf(stderr, "test-sandbox: cannot set up: %s\n", strerror(errno));
 		return 99;
@@ -288,6 +335,7 @@ main(void)
 	sr = srunner_create(sandbox_suite());
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
+	(void)mq_unlink("/" MQ_NAME);
 	srunner_free(sr);
 	kill(listener, SIGKILL);
 	(void)nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
