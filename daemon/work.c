@@ -56,6 +56,7 @@ static struct sb_seccomp *untrusted_filter;
  */
 static struct sb_sandbox runner_sandbox;
 static char *sandbox_paths[9]; /* the places below, NULL-terminated */
+static char **poc_support_paths; /* support directories for run_poc only, absolute */
 
 /* --- small helpers ------------------------------------------------------------------ */
 
@@ -684,6 +685,21 @@ hidden_check_begin(struct helper *h, struct job_spec *j, const char *workspace,
 	hc->sb = runner_sandbox;
 	hc->sb.nwritable = 0;
 	hc->sb.prepared = false;
+	/* run_poc sees what run.sh alone needs (support_for_poc_only); intent_test does not. */
+	if (j->action == SB_ACTION_RUN_POC) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < hc->sb.nhidden; i++) {
+			bool poc_only = false;
+
+			for (char **p = poc_support_paths; p != NULL && *p != NULL; p++)
+				if (strcmp(*p, hc->sb.hidden[i]) == 0)
+					poc_only = true;
+			if (!poc_only)
+				hc->sb.hidden[k++] = hc->sb.hidden[i];
+		}
+		hc->sb.nhidden = k;
+	}
 	if (workspace != NULL) {
 		hc->writable = sb_path_join(h->c->runner_dir, workspace);
 		if (sb_sandbox_add(hc->sb.writable, &hc->sb.nwritable, hc->writable, err) < 0)
@@ -1383,8 +1399,9 @@ holds_hidden(const struct dconf *c, const char *name)
 static void
 find_support_dirs(struct helper *h)
 {
-	const char *scripts[] = { h->c->task->scripts.build.s, h->c->task->scripts.run.s,
-		h->c->task->scripts.test.s };
+	/* run.sh last: what it alone names is for the PoC check only (support_for_poc_only). */
+	const char *scripts[] = { h->c->task->scripts.build.s, h->c->task->scripts.test.s,
+		h->c->task->scripts.run.s };
 	_cleanup_free_ char *prefix = sb_xasprintf("%s/", h->c->bench_path);
 	struct sb_argv found = SB_ARGV_INIT;
 
@@ -1414,10 +1431,23 @@ find_support_dirs(struct helper *h)
 			    strncmp(h->c->task->scripts.build.s, name, strlen(name)) == 0 &&
 			    h->c->task->scripts.build.s[strlen(name)] == '/')
 				continue;
-			sb_argv_pushf(&found, "%s=1", name);
+			sb_argv_pushf(&found, "%s=%s", name, i == 2 ? "poc" : "shared");
 		}
 	}
 	support_dirs = sb_argv_detach(&found);
+}
+
+/*
+ * A support directory only run.sh names (cjson's harness/ holds the PoC driver): builds and
+ * tests never see it (hidden in their sandbox, work_setup); run_poc does (hidden_check_begin).
+ * Otherwise a build at level 2 could print what the PoC check runs.
+ */
+static bool
+support_for_poc_only(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+
+	return eq != NULL && strcmp(eq + 1, "poc") == 0;
 }
 
 /* Is rel (a path in the task files) inside a support directory? */
@@ -1552,8 +1582,8 @@ work_task_permissions(struct helper *h, struct sb_error **err)
 		return -1;
 	find_support_dirs(h);
 	for (char **d = support_dirs; *d != NULL; d++)
-		sb_log(SB_LOG_INFO, "support directory shared read-only with the runner: %.*s",
-		    (int)strcspn(*d, "="), *d);
+		sb_log(SB_LOG_INFO, "support directory shared read-only with the runner: %.*s%s",
+		    (int)strcspn(*d, "="), *d, support_for_poc_only(*d) ? " (for run_poc only)" : "");
 	/*
 	 * A run's root file system is read-only (docs/running.md: "Disk"), so at run time this
 	 * pass can only confirm what the tool layer set when it ran it at image build; where a
@@ -1602,6 +1632,28 @@ work_setup(struct helper *h, struct sb_error **err)
 	}
 	if (work_task_permissions(h, err) < 0)
 		return -1;
+	/* What only run.sh names is hidden from every other check (support_for_poc_only). */
+	{
+		size_t n = 0;
+
+		for (char **d = support_dirs; *d != NULL; d++)
+			if (support_for_poc_only(*d))
+				n++;
+		poc_support_paths = sb_xcalloc(n + 1, sizeof(char *));
+		n = 0;
+		for (char **d = support_dirs; *d != NULL; d++) {
+			if (!support_for_poc_only(*d))
+				continue;
+			poc_support_paths[n] = sb_xasprintf("%s/%.*s", c->bench_path,
+			    (int)strcspn(*d, "="), *d);
+			if (sb_sandbox_add(runner_sandbox.hidden, &runner_sandbox.nhidden,
+				poc_support_paths[n], err) < 0)
+				return sb_error_prefix(err, "the runner's sandbox");
+			n++;
+		}
+		if (n > 0 && sb_sandbox_prepare(&runner_sandbox, c->runner.uid, c->runner.gid, err) < 0)
+			return sb_error_prefix(err, "the runner's sandbox");
+	}
 	/* The pristine source is root-only too (integrity-model: /ssebench-repo 0700): it may
 	 * hold history the agent's tree does not. */
 	{

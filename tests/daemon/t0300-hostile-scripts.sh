@@ -443,4 +443,36 @@ unlike "$r" 'WROTE \.|WROTE /var' "freeze: it can write nowhere in the runner's 
 like "$r" 'WROTE /tmp/poc-wrote' "freeze: control: its /tmp is writable"
 stop_daemon
 
+# A support directory only run.sh names (a PoC driver) is for the PoC check alone: a build
+# or a test, whose output the agent gets at level 2, cannot read it.
+make_fixture
+mkdir -p "$D/bench/driver"
+printf 'PoC-DRIVER-CONTENT\n' >"$D/bench/driver/drive.c"
+cat >"$D/bench/scripts/run.sh" <<EOT
+#!/bin/bash
+cat $D/bench/driver/drive.c
+exit 1
+EOT
+# The build and the tests look for it by a path they were not given in their text.
+cat >"$D/bench/scripts/build.sh" <<'EOT'
+#!/bin/bash
+cat "$BENCH_HINT"/driver/drive.c 2>&1; ls "$BENCH_HINT"/driver 2>&1; echo build-done
+EOT
+cp "$D/bench/scripts/build.sh" "$D/bench/scripts/test.sh"
+chmod 0755 "$D/bench/scripts/"*.sh
+start_daemon 2 BENCH_HINT="$D/bench" || bail "daemon did not start for the driver check"
+like "$(cat "$D/daemon.log")" 'support directory shared read-only with the runner: driver \(for run_poc only\)' \
+	"driver: the daemon says the directory is for run_poc only"
+r=$(req agent POST '/tool/bencher?action=build' '{}')
+like "$r" 'build-done' "driver: the build ran"
+unlike "$r" 'PoC-DRIVER-CONTENT|\\ndrive\.c' "driver: the build cannot read or list the PoC's driver"
+r=$(req agent POST '/tool/bencher?action=function_test' '{}')
+unlike "$r" 'PoC-DRIVER-CONTENT|\\ndrive\.c' "driver: nor the functional tests"
+is "$(status admin POST /admin/agent_exited '{}')" 200 "driver: agent_exited"
+is "$(status admin POST /prepare_grading '{}')" 200 "driver: prepare_grading"
+is "$(status admin POST '/tool/bencher?action=build' '{"grading":true}')" 200 "driver: the grading build"
+r=$(req admin POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" 'PoC-DRIVER-CONTENT' "driver: run_poc reads it"
+stop_daemon
+
 done_testing
