@@ -67,6 +67,7 @@ struct ep_config {
 	char *mcp_bin;	     /* SSE_MCP_BIN */
 	char *mcp_user;	     /* SSE_MCP_USER: the server's unprivileged user (nobody) */
 	unsigned mcp_port;   /* SSE_MCP_PORT (3000) */
+	uint64_t agent_log_max; /* SSE_AGENT_LOG_MAX (SB_AGENT_LOG_MAX): agent.log, mcp.log */
 	bool keep_alive;     /* SSE_KEEP_ALIVE=1 */
 	bool proxy_key;	     /* SSE_PROXY_KEY=1: the CLI revokes a proxy key before grading */
 	/* What the run claims, and where the hidden material is (isolation.c). */
@@ -100,6 +101,19 @@ struct ep_agent_result {
 	uint64_t duration_ms;
 };
 
+/*
+ * What the agent (and the MCP server, which logs what the agent sends it) print goes
+ * through a pipe into its log in the results: the results are on the host's disk, and a
+ * descriptor of the log file in the agent's hands would let it write without limit (or
+ * fallocate a terabyte). At most `cap` bytes are kept; the rest is counted.
+ */
+struct ep_pump {
+	int in;		  /* the pipe's read end (non-blocking), -1 when done */
+	int out;	  /* the log file, not ours to close */
+	uint64_t written, dropped, cap;
+	const char *name; /* for the note at the end: "agent.log" */
+};
+
 struct ep {
 	struct ep_config cfg;
 	char *const *agent_argv;   /* the agent's command, from our argv */
@@ -128,7 +142,16 @@ struct ep {
 	struct sb_iso_record iso;  /* what the isolation checks saw (isolation.c) */
 	char key_status[64];	   /* the proxy key before grading: "revoked", ... or "" */
 	struct ep_child daemon, agent, evaluator, mcp;
+	struct ep_pump pumps[2];   /* agent.log, mcp.log */
 };
+
+/* supervise.c: the log pumps (struct ep_pump) */
+enum { EP_PUMP_AGENT, EP_PUMP_MCP };
+/* A pipe whose read end pumps i drains into log_fd; *ret_write_end is the child's stdout. */
+int ep_pump_start(struct ep *ep, size_t i, int log_fd, const char *name, int *ret_write_end,
+    struct sb_error **err);
+/* Everything left in the pipes into the logs (once their writers are gone), and the notes. */
+void ep_pumps_drain(struct ep *ep);
 
 /* main.c */
 

@@ -173,6 +173,11 @@ load_config(struct ep_config *c, struct sb_error **err)
 			return sb_error_prefix(err, "SSE_MCP_PORT='%s'", v);
 		c->mcp_port = (unsigned)port;
 	}
+	/* SSE_AGENT_LOG_MAX: a lower cap for agent.log and mcp.log (tests); never a higher one. */
+	c->agent_log_max = SB_AGENT_LOG_MAX;
+	v = secure_getenv("SSE_AGENT_LOG_MAX");
+	if (v != NULL && *v != '\0' && sb_parse_u64(v, 4096, SB_AGENT_LOG_MAX, &c->agent_log_max, err) < 0)
+		return sb_error_prefix(err, "SSE_AGENT_LOG_MAX='%s'", v);
 	v = secure_getenv("SSE_KEEP_ALIVE");
 	c->keep_alive = v != NULL && strcmp(v, "1") == 0;
 	v = secure_getenv("SSE_PROXY_KEY");
@@ -768,6 +773,8 @@ main(int argc, char **argv)
 	ep.t0 = sb_now_ms();
 	ep.source_fd = ep.results_fd = ep.archive_fd = -1;
 	ep.log_fd = ep.daemon_log = ep.agent_log = ep.evaluator_log = ep.mcp_log = ep.sfd = -1;
+	for (size_t i = 0; i < SB_ARRAY_SIZE(ep.pumps); i++)
+		ep.pumps[i].in = -1;
 	ep.mcp.name = "MCP server";
 	ep.daemon.name = "daemon";
 	ep.agent.name = "agent";

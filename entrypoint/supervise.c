@@ -31,6 +31,7 @@
 #include "sb/exit.h"
 #include "sb/fs.h"
 #include "sb/http.h"
+#include "sb/limits.h"
 #include "sb/mem.h"
 #include "sb/parse.h"
 #include "sb/path.h"
@@ -149,11 +150,101 @@ drain_signals(struct ep *ep)
 	}
 }
 
+/* Write all of buf to fd (a log file); a failure is the log's loss, not ours. */
+static void
+write_all(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Move what the pipe holds into the log, up to the cap; at its end, say what was left out. */
+static void
+pump_run(struct ep_pump *p)
+{
+	char buf[65536];
+
+	while (p->in >= 0) {
+		ssize_t n = read(p->in, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return; /* EAGAIN: nothing more for now */
+		if (n == 0) {
+			close(p->in);
+			p->in = -1;
+			if (p->dropped > 0) {
+				char note[160];
+				int len = snprintf(note, sizeof(note),
+				    "\n[ssebench: %s stops at %llu bytes; %llu more bytes were left out]\n",
+				    p->name, (unsigned long long)p->cap, (unsigned long long)p->dropped);
+
+				write_all(p->out, note, (size_t)len);
+			}
+			return;
+		}
+		if (p->written < p->cap) {
+			size_t keep = (uint64_t)n < p->cap - p->written ? (size_t)n
+									: (size_t)(p->cap - p->written);
+
+			write_all(p->out, buf, keep);
+			p->written += keep;
+			p->dropped += (uint64_t)n - keep;
+		} else {
+			p->dropped += (uint64_t)n;
+		}
+	}
+}
+
+int
+ep_pump_start(struct ep *ep, size_t i, int log_fd, const char *name, int *ret_write_end,
+    struct sb_error **err)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return sb_error_errno(err, errno, "pipe for %s", name);
+	if (fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return sb_error_errno(err, errno, "pipe for %s", name);
+	}
+	ep->pumps[i] = (struct ep_pump){ .in = fds[0], .out = log_fd, .cap = ep->cfg.agent_log_max,
+		.name = name };
+	*ret_write_end = fds[1];
+	return 0;
+}
+
+void
+ep_pumps_drain(struct ep *ep)
+{
+	for (size_t i = 0; i < SB_ARRAY_SIZE(ep->pumps); i++) {
+		struct ep_pump *p = &ep->pumps[i];
+
+		pump_run(p);
+		/* Whoever still holds the write end (nobody should, by now) loses it. */
+		if (p->in >= 0) {
+			close(p->in);
+			p->in = -1;
+		}
+	}
+}
+
 void
 ep_wait(struct ep *ep, uint64_t deadline_ms)
 {
-	struct pollfd p = { ep->sfd, POLLIN, 0 };
+	struct pollfd p[1 + SB_ARRAY_SIZE(ep->pumps)];
 	uint64_t now = sb_now_ms();
+	nfds_t n = 1;
 	int timeout;
 
 	reap(ep);
@@ -163,8 +254,17 @@ ep_wait(struct ep *ep, uint64_t deadline_ms)
 		timeout = 0;
 	else
 		timeout = deadline_ms - now > INT_MAX ? INT_MAX : (int)(deadline_ms - now);
-	if (poll(&p, 1, timeout) > 0)
-		drain_signals(ep);
+	p[0] = (struct pollfd){ ep->sfd, POLLIN, 0 };
+	for (size_t i = 0; i < SB_ARRAY_SIZE(ep->pumps); i++)
+		if (ep->pumps[i].in >= 0)
+			p[n++] = (struct pollfd){ ep->pumps[i].in, POLLIN, 0 };
+	if (poll(p, n, timeout) > 0) {
+		if (p[0].revents != 0)
+			drain_signals(ep);
+		for (size_t i = 0; i < SB_ARRAY_SIZE(ep->pumps); i++)
+			if (ep->pumps[i].in >= 0)
+				pump_run(&ep->pumps[i]);
+	}
 	reap(ep);
 }
 
@@ -487,6 +587,7 @@ ep_start_mcp(struct ep *ep, struct sb_error **err)
 	static const struct sb_rlimit_set nocore = { RLIMIT_CORE, 0, 0 };
 	_cleanup_close_ int root_fd = -1;
 	struct sb_cmd cmd = SB_CMD_INIT;
+	int log_w = -1, rc;
 	struct sb_creds creds;
 	uint64_t deadline;
 
@@ -516,13 +617,17 @@ ep_start_mcp(struct ep *ep, struct sb_error **err)
 	cmd.envp = env.v;
 	cmd.cwd_fd = root_fd;
 	cmd.stdin_fd = SB_CMD_DEVNULL;
-	cmd.stdout_fd = ep->mcp_log;
+	if (ep_pump_start(ep, EP_PUMP_MCP, ep->mcp_log, "mcp.log", &log_w, err) < 0)
+		return -1;
+	cmd.stdout_fd = log_w;
 	cmd.creds = &creds;
 	cmd.seccomp = ep->seccomp;
 	cmd.rlimits = &nocore;
 	cmd.n_rlimits = 1;
 	cmd.flags = SB_CMD_NEW_SESSION | SB_CMD_DEATHSIG | SB_CMD_STDERR_TO_STDOUT;
-	if (start_child(&ep->mcp, &cmd, err) < 0)
+	rc = start_child(&ep->mcp, &cmd, err);
+	close(log_w);
+	if (rc < 0)
 		return sb_error_prefix(err, "MCP server");
 	deadline = ep->mcp.start_ms + EP_MCP_TIMEOUT_S * 1000;
 	while (!tcp_listening(ep->cfg.mcp_port)) {
@@ -617,6 +722,7 @@ ep_run_agent(struct ep *ep, struct ep_agent_result *ret, struct sb_error **err)
 	_cleanup_free_ char *prog = NULL;
 	struct ep_agent_result res = { 0, false, 0 };
 	struct sb_cmd cmd = SB_CMD_INIT;
+	int log_w = -1, rc;
 	struct sb_error *serr = NULL;
 	uint64_t deadline;
 	size_t argc = 0;
@@ -641,13 +747,17 @@ ep_run_agent(struct ep *ep, struct ep_agent_result *ret, struct sb_error **err)
 	cmd.envp = env.v;
 	cmd.cwd_fd = ep->source_fd;
 	cmd.stdin_fd = SB_CMD_DEVNULL;
-	cmd.stdout_fd = ep->agent_log;
+	if (ep_pump_start(ep, EP_PUMP_AGENT, ep->agent_log, "agent.log", &log_w, &serr) < 0)
+		return agent_cannot_start(ep, &serr, ret);
+	cmd.stdout_fd = log_w;
 	cmd.creds = &ep->agent_creds;
 	cmd.seccomp = ep->seccomp;
 	cmd.rlimits = &nocore;
 	cmd.n_rlimits = 1;
 	cmd.flags = SB_CMD_NEW_SESSION | SB_CMD_DEATHSIG | SB_CMD_STDERR_TO_STDOUT;
-	if (start_child(&ep->agent, &cmd, &serr) < 0)
+	rc = start_child(&ep->agent, &cmd, &serr);
+	close(log_w);
+	if (rc < 0)
 		return agent_cannot_start(ep, &serr, ret);
 	ep_log(SB_LOG_INFO,
 	    "agent started: '%s' (%zu argument%s) as '%s' (uid %u, pid %d) in '%s', timeout %llu s",
@@ -875,5 +985,6 @@ ep_cleanup(struct ep *ep)
 		}
 	}
 	reap(ep);
+	ep_pumps_drain(ep);
 	ep_log(SB_LOG_INFO, "cleanup done in %.1f s", ep_secs(start));
 }

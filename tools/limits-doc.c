@@ -86,6 +86,7 @@ static const struct row size_rows[] = {
 	ROW(SB_HTTP_TIMEOUT_DEFAULT_MS, "ms", "a daemon call without its own limit"),
 	ROW(SB_GRADE_ERROR_LOG_MAX, "bytes", "result.json's error_log (its end is kept)"),
 	ROW(SB_RESULTS_LOGS_MAX, "bytes", "the daemon's script logs in a run's results, all together"),
+	ROW(SB_AGENT_LOG_MAX, "bytes", "agent.log (what the agent prints), and mcp.log, each"),
 };
 
 static void

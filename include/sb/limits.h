@@ -88,4 +88,8 @@
  */
 #define SB_RESULTS_LOGS_MAX ((uint64_t)512 * 1024 * 1024)
 
+/* What the agent prints (agent.log), and what the MCP server logs (mcp.log), each: the
+ * results are on the host's disk; past it the rest is counted, not kept. */
+#define SB_AGENT_LOG_MAX ((uint64_t)256 * 1024 * 1024)
+
 #endif

@@ -119,7 +119,17 @@ EOF
 printf '#!/bin/sh\necho never\n' >"$B/not-executable"
 # A daemon that does not come up.
 printf '#!/bin/sh\necho "broken daemon: boom"\nexit 3\n' >"$B/broken-daemon"
-chmod 0755 "$B/probe" "$B/sleeper" "$B/broken-daemon" "$B/namer"
+# flooder: what it prints goes to a pipe, not to agent.log's descriptor: it cannot preallocate
+# the host's disk through its stdout, and past the cap the rest is counted, not kept.
+cat >"$B/flooder" <<'EOF'
+#!/bin/bash
+fallocate -l 64G /proc/self/fd/1 2>/dev/null && echo "FALLOCATED" >"$SSE_ARCHIVE/flood" || echo "fallocate refused" >"$SSE_ARCHIVE/flood"
+stat -L -c '%F' /proc/$$/fd/1 >>"$SSE_ARCHIVE/flood"
+head -c 4194304 /dev/zero | tr '\0' x
+echo
+exit 0
+EOF
+chmod 0755 "$B/probe" "$B/sleeper" "$B/broken-daemon" "$B/namer" "$B/flooder"
 chmod 0644 "$B/not-executable"
 
 # --- the evaluator ----------------------------------------------------------------------------
@@ -526,6 +536,17 @@ if command -v python3 >/dev/null; then
 		"hand-back: the modes that stay"
 	is "$(stat -c '%U' /etc/passwd) $(head -c 5 /etc/passwd)" "root root:" "hand-back: /etc/passwd behind the planted link is untouched"
 	rm -rf "$D/src/mine" "$D/src/x"* "$D/src/y"*
+
+	# An agent that floods its output: agent.log keeps SSE_AGENT_LOG_MAX bytes and says so.
+	: >"$R/agent.log"
+	run_ep SSE_AGENT_LOG_MAX=1048576 -- "$B/flooder"
+	is "$ep_rc" 0 "flood: the run exits 0"
+	like "$(cat "$D/archive/flood" 2>/dev/null)" '^fallocate refused' "flood: the agent's stdout cannot be preallocated"
+	like "$(cat "$D/archive/flood" 2>/dev/null)" 'fifo' "flood: it is a pipe"
+	sz=$(stat -c %s "$R/agent.log")
+	ok "$([ "$sz" -ge 1048576 ] && [ "$sz" -lt 1049000 ]; echo $?)" "flood: agent.log holds the cap and a note ($sz bytes)"
+	like "$(tail -c 200 "$R/agent.log")" 'agent.log stops at 1048576 bytes; 3145729 more bytes were left out' \
+		"flood: the note says how much was left out"
 
 	# Broken on purpose, several ways at once: a restricted claim on a network with a route
 	# out (and no host address to try: no traffic leaves) and a reference mount missing for a
