@@ -480,8 +480,17 @@ handle_request(struct helper *h, enum dchannel ch, struct dproto_hdr *hdr, char 
 		status = dreq_policy(&pol, (enum dchannel)ch, t, req, &msg);
 	}
 	if (status != 0) {
-		sb_log(SB_LOG_INFO, "%s %s: %u %s", ch == DCH_AGENT ? "agent" : "admin", dreq_name(t),
-		    status, msg);
+		/*
+		 * daemon.log is on the host's disk and the agent can ask as fast as it likes: the
+		 * first refusals are logged, then one in a thousand, with the count.
+		 */
+		static uint64_t refused;
+
+		refused++;
+		if (refused <= 100 || refused % 1000 == 0)
+			sb_log(SB_LOG_INFO, "%s %s: %u %s (refusal %llu)",
+			    ch == DCH_AGENT ? "agent" : "admin", dreq_name(t), status, msg,
+			    (unsigned long long)refused);
 		dproto_reply_error(reply_fd, status, "%s", msg);
 		goto done;
 	}

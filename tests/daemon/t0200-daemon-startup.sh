@@ -155,6 +155,15 @@ stop_daemon
 start_daemon 2 SSE_DAEMON_TOKEN= || bail "daemon did not start"
 is "$(curl -s -m 3 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/version")" 000 "without SSE_DAEMON_TOKEN nothing listens on TCP"
 like "$(cat "$D/daemon.log")" "SSE_DAEMON_TOKEN is not set: no TCP listener" "and the log says why"
+# The agent may ask for what it may not have as fast as it likes: daemon.log (on the host's
+# disk) keeps the first hundred refusals and then one in a thousand.
+before=$(grep -c 'refusal' "$D/daemon.log")
+codes=$(setpriv --reuid "$AGENT_USER" --regid "$AGENT_USER" --clear-groups \
+	curl -s -o /dev/null -w '%{http_code}\n' --unix-socket "$SOCK" -H 'Content-Type: application/json' \
+	-X POST --data '{}' 'http://d/tool/bencher?action=run_poc&n=[1-2500]' | sort | uniq -c | tr -s ' ')
+is "$codes" " 2500 403" "2500 run_poc at level 2: all 403"
+n=$(($(grep -c 'refusal' "$D/daemon.log") - before))
+ok "$([ "$n" -ge 100 ] && [ "$n" -le 103 ]; echo $?)" "daemon.log logged $n of them (the first hundred, then each thousandth)"
 stop_daemon
 
 done_testing
