@@ -227,6 +227,31 @@ empty_as_owner(void *p)
 }
 
 /*
+ * What the runner could not remove of a tree of its own: root-owned directories a copy left
+ * in it when it failed half-way (a full disk), which would otherwise stay for ever. Root
+ * walks it only when no process of the runner is alive, so nothing can change the tree
+ * under the walk (and the walk follows no link anyway).
+ */
+static bool
+empty_as_root(struct helper *h, int parent_fd, const char *name)
+{
+	_cleanup_close_ int fd = -1;
+	struct sb_error *err = NULL;
+
+	if (sb_proc_count_uid(h->c->runner.uid, NULL) != 0)
+		return false;
+	fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (sb_empty_dir_at(fd, &err) < 0) {
+		sb_log(SB_LOG_WARN, "emptying '%s' as root: %s", name, sb_error_message(err));
+		sb_error_release(&err);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Remove name in parent_fd (a root-owned directory). Trees owned by the runner are emptied
  * by a child running as the runner (STYLE.md rule 17: root never walks a tree its owner
  * can change under it), then root removes the empty directory; root-owned directories are
@@ -247,7 +272,7 @@ remove_mixed(struct helper *h, int parent_fd, const char *name, struct sb_error 
 	if (st.st_uid == h->c->runner.uid) {
 		struct empty_arg a = { parent_fd, name };
 
-		if (run_as(&h->c->runner, empty_as_owner, &a) < 0)
+		if (run_as(&h->c->runner, empty_as_owner, &a) < 0 && !empty_as_root(h, parent_fd, name))
 			return sb_error_set(err, EIO, "could not empty '%s' as the runner", name);
 	} else if (st.st_uid == 0) {
 		_cleanup_close_ int fd =
@@ -1344,11 +1369,23 @@ clear_runner_area(struct helper *h, struct sb_error **err)
 		}
 	}
 	sb_strv_free(names);
-	if (remove_mixed(h, h->runner_fd, TRASH_DIR, &rerr) < 0) {
-		sb_log(SB_LOG_WARN, "what the last runner session left: %s, ignoring (it stays in "
-				    "a directory only root may enter)", sb_error_message(rerr));
-		sb_error_release(&rerr);
+	/*
+	 * The trash itself stays: making it again would need a free inode, and an agent's code
+	 * that used up the last one must not be able to stop grading from starting.
+	 */
+	if (sb_list_dir_at(tfd, ".", SB_COPY_FILES_MAX, &names, &n, &rerr) < 0)
+		n = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (rerr != NULL) {
+			sb_log(SB_LOG_WARN, "what the last runner session left: %s, ignoring (it "
+					    "stays in a directory only root may enter)",
+			    sb_error_message(rerr));
+			sb_error_release(&rerr);
+		}
+		if (i < n)
+			(void)remove_mixed(h, tfd, names[i], &rerr);
 	}
+	sb_strv_free(names);
 	return 0;
 }
 

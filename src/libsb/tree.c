@@ -243,8 +243,36 @@ sb_copy_tree_at(int src_fd, int dst_parent_fd, const char *name,
 	return 0;
 }
 
+/*
+ * A tree deeper than the walk may go is not left behind (it could hold the rest of the disk):
+ * at the depth limit the directory is moved up to the top of the tree being emptied, under a
+ * name of its own, and the next pass takes it from there.
+ */
+struct empty_ctx {
+	int top;	    /* the directory being emptied */
+	unsigned long moved; /* subtrees moved up in this pass */
+	unsigned long seq;
+};
+
 static int
-empty_dir(int dfd, unsigned depth, struct sb_error **err)
+move_up(struct empty_ctx *x, int dfd, const char *name, struct sb_error **err)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		char to[64];
+
+		snprintf(to, sizeof(to), ".sb-deep-%ld-%lu", (long)getpid(), ++x->seq);
+		if (renameat(dfd, name, x->top, to) == 0) {
+			x->moved++;
+			return 0;
+		}
+		if (errno != EEXIST && errno != ENOTEMPTY)
+			return sb_error_errno(err, errno, "move '%s' up", name);
+	}
+	return sb_error_set(err, EEXIST, "move '%s' up: no free name", name);
+}
+
+static int
+empty_dir(struct empty_ctx *x, int dfd, unsigned depth, struct sb_error **err)
 {
 	int lfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
 	struct dirent *de;
@@ -258,6 +286,8 @@ empty_dir(int dfd, unsigned depth, struct sb_error **err)
 		close(lfd);
 		return sb_error_errno(err, errno, "opendir");
 	}
+	/* The duplicate shares the directory's offset: an earlier pass left it at the end. */
+	rewinddir(d);
 	while ((de = readdir(d)) != NULL) {
 		_cleanup_close_ int sub = -1;
 
@@ -269,9 +299,12 @@ empty_dir(int dfd, unsigned depth, struct sb_error **err)
 			r = sb_error_errno(err, errno, "unlink '%s'", de->d_name);
 			break;
 		}
-		if (depth >= SB_COPY_DEPTH_MAX * 4) {
-			r = sb_error_set(err, ELOOP, "tree too deep to remove");
-			break;
+		if (depth >= SB_COPY_DEPTH_MAX) {
+			if (move_up(x, dfd, de->d_name, err) < 0) {
+				r = -1;
+				break;
+			}
+			continue;
 		}
 		/* A directory: O_NOFOLLOW, so a link swapped in is not entered. */
 		sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -288,7 +321,7 @@ empty_dir(int dfd, unsigned depth, struct sb_error **err)
 		}
 		/* A directory we may not write (mode 0500 left by a build): open it up first. */
 		(void)fchmod(sub, 0700);
-		if (empty_dir(sub, depth + 1, err) < 0) {
+		if (empty_dir(x, sub, depth + 1, err) < 0) {
 			r = -1;
 			break;
 		}
@@ -301,10 +334,26 @@ empty_dir(int dfd, unsigned depth, struct sb_error **err)
 	return r;
 }
 
+/* Empty dfd entirely, pass after pass while subtrees were moved up into it. */
+static int
+empty_all(int dfd, struct sb_error **err)
+{
+	struct empty_ctx x = { .top = dfd, .moved = 0, .seq = 0 };
+
+	for (unsigned pass = 0; pass < 100000; pass++) {
+		x.moved = 0;
+		if (empty_dir(&x, dfd, 0, err) < 0)
+			return -1;
+		if (x.moved == 0)
+			return 0;
+	}
+	return sb_error_set(err, ELOOP, "tree too deep to remove");
+}
+
 int
 sb_empty_dir_at(int dir_fd, struct sb_error **err)
 {
-	return empty_dir(dir_fd, 0, err);
+	return empty_all(dir_fd, err);
 }
 
 int
@@ -318,7 +367,7 @@ sb_remove_tree_at(int parent_fd, const char *name, struct sb_error **err)
 	if (d < 0)
 		return sb_error_errno(err, errno, "open '%s'", name);
 	(void)fchmod(d, 0700);
-	if (empty_dir(d, 0, err) < 0)
+	if (empty_all(d, err) < 0)
 		return sb_error_prefix(err, "remove '%s'", name);
 	if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return sb_error_errno(err, errno, "rmdir '%s'", name);

@@ -316,6 +316,7 @@ is "$(status admin POST /admin/agent_exited '{}')" 200 "agent_exited"
 is "$(status admin POST /prepare_grading '{}')" 200 "prepare_grading on the hostile tree"
 like "$(ls -A "$RUNNER_DIR" | grep -v '^\.trash$' | sort | tr '\n' ' ')" "^grading home-[0-9]+ \$" \
 	"prepare_grading: the runner's area holds only the new session (what the last one left is put away)"
+is "$(ls -A "$RUNNER_DIR/.trash" | wc -l)" 0 "prepare_grading: and removed, the 3000-deep tree and the locked directory too"
 unlike "$(cat "$D/results/final.patch")" 'REFERENCE-PATCH-CONTENT' "final.patch holds no linked hidden content"
 is "$(ls "$MARK" | grep -c ran-as)" 0 "no hook, filter, fsmonitor or diff driver ran (as any user)"
 is "$(stat -c '%U %a' "$D/results/final.patch")" "root 644" "final.patch is written by root"
@@ -442,6 +443,45 @@ like "$r" 'HOME=/tmp TMPDIR=/tmp' "freeze: a PoC's HOME and TMPDIR are the sandb
 unlike "$r" 'WROTE \.|WROTE /var' "freeze: it can write nowhere in the runner's area (only its /tmp)"
 like "$r" 'WROTE /tmp/poc-wrote' "freeze: control: its /tmp is writable"
 stop_daemon
+
+# The runner's area full, to the last inode: grading still starts (a new session needs
+# no new inode before the old one is gone). On a small file system of its own.
+make_fixture
+cat >"$D/bench/scripts/build.sh" <<'EOT'
+#!/bin/bash
+i=0
+while : >"f$i" 2>/dev/null; do i=$((i + 1)); done
+echo "made $i files"
+EOT
+chmod 0755 "$D/bench/scripts/build.sh"
+if command -v mkfs.ext4 >/dev/null && truncate -s 16M "$SB_TMP/small.img" &&
+	mkfs.ext4 -q -N 256 -m 5 -O ^has_journal "$SB_TMP/small.img" &&
+	mkdir -p "$RUNNER_DIR" && mount -o loop,nosuid,nodev "$SB_TMP/small.img" "$RUNNER_DIR"; then
+	start_daemon 0 || bail "daemon did not start for the inode check"
+	r=$(req agent POST '/tool/bencher?action=build' '{}')
+	like "$r" 'made [0-9]+ files' "inodes: the build used up the runner's file system's inodes"
+	is "$(status admin POST /admin/agent_exited '{}')" 200 "inodes: agent_exited"
+	r=$(req admin POST /prepare_grading '{}')
+	like "$r" '^200 ' "inodes: prepare_grading still starts a new session and copies the pristine tree"
+	stop_daemon
+	# A tree too big for the runner's file system: the build's copy fails half-way and
+	# leaves directories root made and had not yet handed over; the next session removes
+	# them all the same.
+	mkdir -p "$D/src/big/in" && head -c 20000000 /dev/zero >"$D/src/big/in/blob" &&
+		printf 'big/\n' >>"$D/src/.gitignore" && chown -R "$AGENT_USER" "$D/src/big" "$D/src/.gitignore"
+	start_daemon 0 || bail "daemon did not start for the full-copy check"
+	r=$(req agent POST '/tool/bencher?action=build' '{}')
+	like "$r" '^500 .*could not prepare the build workspace' "full copy: the build's copy of the tree does not fit"
+	is "$(status admin POST /admin/agent_exited '{}')" 200 "full copy: agent_exited"
+	r=$(req admin POST /prepare_grading '{}')
+	like "$r" '^200 ' "full copy: prepare_grading still starts"
+	is "$(ls -A "$RUNNER_DIR/.trash" | wc -l)" 0 "full copy: nothing of the failed copy is left"
+	stop_daemon
+	rm -rf "$D/src/big"
+	umount "$RUNNER_DIR" || umount -l "$RUNNER_DIR"
+else
+	diag "no small loop file system here: the inode check is not tried"
+fi
 
 # A support directory only run.sh names (a PoC driver) is for the PoC check alone: a build
 # or a test, whose output the agent gets at level 2, cannot read it.
