@@ -266,7 +266,8 @@ dconf_load(struct dconf *c, struct sb_error **err)
 	front = env_or("SSE_DAEMON_USER", "sse-daemon");
 	if (lookup_user(agent, &c->agent, &c->agent_home, err) < 0)
 		return sb_error_prefix(err, "agent user");
-	if (lookup_user(c->runner_name, &c->runner, NULL, err) < 0)
+	if (lookup_user(c->runner_name, &c->runner, NULL, err) < 0 ||
+	    sb_creds_runner_uid(&c->runner, err) < 0)
 		return sb_error_prefix(err, "runner user");
 	/* The front's user only needs to be unprivileged and distinct; nobody will do. */
 	if (lookup_user(front, &c->front, NULL, NULL) < 0 &&

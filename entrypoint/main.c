@@ -491,9 +491,12 @@ lookup_users(struct ep *ep, struct sb_error **err)
 	ep->agent_creds.ngroups = 0;
 	ep->agent_home = sb_xstrdup(pw.pw_dir);
 	/* The runner user is the daemon's business; we only sweep its processes at the end. */
-	if (sb_creds_lookup(ep->cfg.runner_user, &ep->runner_creds, NULL) == 0 &&
-	    ep->runner_creds.uid != 0 && ep->runner_creds.uid != ep->agent_creds.uid)
-		ep->have_runner = true;
+	if (sb_creds_lookup(ep->cfg.runner_user, &ep->runner_creds, NULL) == 0) {
+		if (sb_creds_runner_uid(&ep->runner_creds, err) < 0)
+			return -1;
+		ep->have_runner = ep->runner_creds.uid != 0 &&
+				  ep->runner_creds.uid != ep->agent_creds.uid;
+	}
 	return 0;
 }
 

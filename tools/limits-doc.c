@@ -87,6 +87,8 @@ static const struct row size_rows[] = {
 	ROW(SB_GRADE_ERROR_LOG_MAX, "bytes", "result.json's error_log (its end is kept)"),
 	ROW(SB_RESULTS_LOGS_MAX, "bytes", "the daemon's script logs in a run's results, all together"),
 	ROW(SB_AGENT_LOG_MAX, "bytes", "agent.log (what the agent prints), and mcp.log, each"),
+	ROW(SB_RUNNER_UID_MIN, "uid", "the lowest runner uid a run may get (SSE_RUNNER_UID)"),
+	ROW(SB_RUNNER_UID_MAX, "uid", "the highest"),
 };
 
 static void
@@ -137,7 +139,8 @@ main(int argc, char **argv)
 	}
 	printf("\nEvery run container also gets `--ulimit core=0`,\n"
 	       "`--security-opt no-new-privileges`, a read-only root file system and a 16 MiB\n"
-	       "tmpfs on `/run`; everything else it writes is on its `SSEBENCH_DISK` file system.\n\n");
+	       "tmpfs on `/run`; everything else it writes is on its two `SSEBENCH_DISK` file "
+	       "systems.\n\n");
 	printf("## Time limits\n\n");
 	table(time_rows, SB_ARRAY_SIZE(time_rows));
 	printf("\n## Sizes and counts\n\n"

@@ -88,6 +88,11 @@
  */
 #define SB_RESULTS_LOGS_MAX ((uint64_t)512 * 1024 * 1024)
 
+/* A run's own runner uid (SSE_RUNNER_UID, sb_creds_runner_uid): far above any uid a host
+ * hands out, below what some tools take for "-1". */
+#define SB_RUNNER_UID_MIN 100000
+#define SB_RUNNER_UID_MAX 1999999999
+
 /* What the agent prints (agent.log), and what the MCP server logs (mcp.log), each: the
  * results are on the host's disk; past it the rest is counted, not kept. */
 #define SB_AGENT_LOG_MAX ((uint64_t)256 * 1024 * 1024)

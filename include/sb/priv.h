@@ -42,6 +42,16 @@ int sb_priv_drop(const struct sb_creds *creds, const char **ret_step);
 /* Look a user up by name (its primary gid, no supplementary groups). Not for children. */
 int sb_creds_lookup(const char *user, struct sb_creds *ret, struct sb_error **err);
 
+/*
+ * The runner's uid for this run: SSE_RUNNER_UID when set (the CLI picks one per run, in
+ * SB_RUNNER_UID_MIN..SB_RUNNER_UID_MAX), else what the passwd entry says. Runs on one host
+ * share the kernel's per-uid counts (processes, inotify instances, queued signals, pipe
+ * buffers, message queue bytes, ...): with a uid of its own, one run's task scripts can
+ * neither slow another's down through them nor signal to them with them. A value that is
+ * not a uid of that range is an error, never a quiet fallback.
+ */
+int sb_creds_runner_uid(struct sb_creds *c, struct sb_error **err);
+
 /* A compiled seccomp filter, ready for sb_seccomp_install in a child. */
 struct sb_seccomp {
 	struct sock_fprog prog;

@@ -36,7 +36,7 @@ struct sb_run_limit_spec {
 #define SB_RUN_MEMORY_DEFAULT "8g"
 #define SB_RUN_CPUS_DEFAULT   "2"
 #define SB_RUN_PIDS_DEFAULT   "4096"
-#define SB_RUN_DISK_DEFAULT   "16g"
+#define SB_RUN_DISK_DEFAULT   "8g"
 
 /* ssebench run --timeout: the agent phase's wall-clock limit (grading gets more, below). */
 #define SB_RUN_TIMEOUT_DEFAULT_S 3600

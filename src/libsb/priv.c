@@ -14,13 +14,16 @@
 #include <pwd.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "sb/limits.h"
 #include "sb/mem.h"
+#include "sb/parse.h"
 #include "sb/priv.h"
 
 #ifndef PR_CAP_AMBIENT
@@ -117,6 +120,20 @@ sb_creds_lookup(const char *user, struct sb_creds *ret, struct sb_error **err)
 	ret->uid = pw.pw_uid;
 	ret->gid = pw.pw_gid;
 	ret->ngroups = 0;
+	return 0;
+}
+
+int
+sb_creds_runner_uid(struct sb_creds *c, struct sb_error **err)
+{
+	const char *v = secure_getenv("SSE_RUNNER_UID");
+	uint64_t uid;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (sb_parse_u64(v, SB_RUNNER_UID_MIN, SB_RUNNER_UID_MAX, &uid, err) < 0)
+		return sb_error_prefix(err, "SSE_RUNNER_UID='%s'", v);
+	c->uid = (uid_t)uid;
 	return 0;
 }
 

@@ -32,9 +32,10 @@ static const struct sb_run_limit_spec specs[SB_RUN_LIMIT_COUNT] = {
 		"processes", "processes and threads in the run container (a fork bomb stops here)" },
 	[SB_RUN_LIMIT_DISK] = { "SSEBENCH_DISK", "", SB_RUN_DISK_DEFAULT, 256 * MIB,
 		16.0 * 1024 * 1024 * MIB, "bytes",
-		"everything the run can write (the agent's tree and home, /tmp, /var/tmp, the "
-		"runner's area, the archive), on a file system of its own; 5% of it is root's; "
-		"suffixes k, m, g, t (powers of 1024)" },
+		"each of the run's two file systems: the agent's (its tree and home, /tmp, "
+		"/var/tmp, the archive) and the harness's (the runner's area, the daemon's "
+		"state); 5% of each is root's; the host must have room for both; suffixes k, m, "
+		"g, t (powers of 1024)" },
 };
 
 const struct sb_run_limit_spec *

@@ -431,6 +431,7 @@ struct run_ctx {
 	char *vol_home;				 /* the agent's home */
 	const struct run_disk *disk;		 /* the run's own file system (disk.h) */
 	const char *source;			 /* the task's source path in the container */
+	unsigned long runner_uid;		 /* this run's own (runner_uid_new) */
 };
 
 static void
@@ -444,6 +445,26 @@ run_ctx_release(struct run_ctx *rx)
 	free(rx->vol_source);
 	free(rx->vol_sockets);
 	free(rx->vol_home);
+}
+
+/*
+ * The runner's uid for one run: random in SB_RUNNER_UID_MIN..MAX. The kernel counts
+ * processes, inotify instances, queued signals, pipe buffers and message queue bytes per
+ * uid across the whole host; with the image's one runner uid, the task scripts of two runs
+ * at once (two samples of one task) could signal to each other through those counts, one
+ * holding the hidden tests in grading, the other's output going back to its agent. One in
+ * nearly two billion: two runs sharing one is left to chance, which is that small.
+ */
+static unsigned long
+runner_uid_new(void)
+{
+	unsigned char r[4];
+	uint32_t v;
+
+	if (sb_random_bytes(r, sizeof(r), NULL) < 0)
+		abort();
+	v = (uint32_t)r[0] | (uint32_t)r[1] << 8 | (uint32_t)r[2] << 16 | (uint32_t)r[3] << 24;
+	return SB_RUNNER_UID_MIN + v % (SB_RUNNER_UID_MAX - SB_RUNNER_UID_MIN + 1UL);
 }
 
 /* Does the container exist (running or not)? */
@@ -640,6 +661,8 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	}
 	if (rx->canary)
 		sb_argv_pushl(a, "-e", "SSE_NET_CANARY=" NET_CANARY_ADDR, NULL);
+	sb_argv_push(a, "-e");
+	sb_argv_pushf(a, "SSE_RUNNER_UID=%lu", rx->runner_uid);
 	sb_argv_push(a, "-v");
 	sb_argv_pushf(a, "%s:/var/lib/ssebench/results", rx->run_dir);
 	sb_argv_push(a, "--mount");
@@ -942,6 +965,24 @@ do_run(struct run_opts *o)
 		sb_error_prefix(&err, "build log: %s", log_path);
 		goto fail;
 	}
+	/*
+	 * The run's own file systems: everything the run can write is on them (disk.h), so the
+	 * run cannot fill the host's disk. Disks that runs left behind (a CLI killed, a reboot)
+	 * are swept first. Before the network and the run directory: a host without room for
+	 * them refuses the run with nothing made.
+	 */
+	{
+		_cleanup_free_ char *droot = sb_xasprintf("%s/.disks", results_root());
+		_cleanup_free_ char *size = run_limit(SB_RUN_LIMIT_DISK);
+		uint64_t bytes = 0;
+
+		disk_sweep(droot);
+		if (sb_parse_u64(size, 1, UINT64_MAX, &bytes, &err) < 0 ||
+		    disk_create(&disk, droot, o->run_id, bytes, &err) < 0)
+			goto fail;
+		disk_made = true;
+		progress("run %s: its own file systems, %s bytes each (SSEBENCH_DISK)", o->run_id, size);
+	}
 	/* The run's own network: nothing but its containers and the proxy on it. */
 	net = net_run_name(project, o->run_id);
 	if (net_ensure_run(net, strcmp(o->egress, "open") != 0, o->run_id, &err) < 0)
@@ -967,23 +1008,6 @@ do_run(struct run_opts *o)
 	}
 	archive = sb_xasprintf("%s/archive", run_dir);
 	update_latest(parent, o->run_id);
-	/*
-	 * The run's own file system: everything the run can write is on it (disk.h), so the
-	 * run cannot fill the host's disk. Disks that runs left behind (a CLI killed, a reboot)
-	 * are swept first.
-	 */
-	{
-		_cleanup_free_ char *droot = sb_xasprintf("%s/.disks", results_root());
-		_cleanup_free_ char *size = run_limit(SB_RUN_LIMIT_DISK);
-		uint64_t bytes = 0;
-
-		disk_sweep(droot);
-		if (sb_parse_u64(size, 1, UINT64_MAX, &bytes, &err) < 0 ||
-		    disk_create(&disk, droot, o->run_id, bytes, &err) < 0)
-			goto fail;
-		disk_made = true;
-		progress("run %s: its own file system of %s bytes (SSEBENCH_DISK)", o->run_id, size);
-	}
 	{
 		_cleanup_free_ char *moved = sb_xasprintf("%s/build.log", run_dir);
 
@@ -1056,6 +1080,7 @@ do_run(struct run_opts *o)
 		goto out;
 	}
 	rx.o = o;
+	rx.runner_uid = runner_uid_new();
 	rx.net = net;
 	rx.gateway = gateway;
 	rx.canary = canary;
@@ -1258,12 +1283,12 @@ do_run(struct run_opts *o)
 		}
 		scored = outcome != SB_ISO_UNSCORED;
 		/* Sidecar mode has its own two layers: no tool layer (upstream §1.7, RunConfig). */
-		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[], s:o}", "agent",
+		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[], s:o, s:I}", "agent",
 		    o->agent, "model", o->model, "mode", o->mode, "timeout", (json_int_t)o->timeout,
 		    "difficulty", (int)o->difficulty, "tool_layer",
 		    sidecar ? json_null() : json_string("sandbox"), "egress", o->egress,
 		    "reference_run", reference, "plugins", "runtime",
-		    sb_json_string_or_null(o->runtime));
+		    sb_json_string_or_null(o->runtime), "runner_uid", (json_int_t)rx.runner_uid);
 		json_object_set(result, "config", cfg);
 		if (sb_json_write_atomic_at(rfd, "result.json", result, 0644, &err) < 0)
 			goto fail;

@@ -9,7 +9,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "sb/argv.h"
@@ -63,13 +65,21 @@ tool(struct sb_error **err, const char *name, ...)
 	return code;
 }
 
+/* Which file system a directory is on. */
+static int
+fs_of(const char *name)
+{
+	return strcmp(name, DISK_RUNNER) == 0 || strcmp(name, DISK_STATE) == 0 ? DISK_FS_HARNESS
+										    : DISK_FS_AGENT;
+}
+
 char *
 disk_path(const struct run_disk *d, const char *name)
 {
-	return sb_xasprintf("%s/%s", d->mnt, name);
+	return sb_xasprintf("%s/%s", d->fs[fs_of(name)].mnt, name);
 }
 
-/* The directories of the file system, with the modes the container expects to find. */
+/* The directories of the file systems, with the modes the container expects to find. */
 static int
 make_dirs(const struct run_disk *d, struct sb_error **err)
 {
@@ -81,25 +91,131 @@ make_dirs(const struct run_disk *d, struct sb_error **err)
 		{ DISK_TMP_TASK, 01777 }, { DISK_VARTMP_TASK, 01777 },
 		{ DISK_RUNNER, 0710 }, { DISK_STATE, 0711 }, { DISK_ARCHIVE, 0755 },
 	};
-	_cleanup_close_ int fd = sb_open_dir(d->mnt, err);
 
-	if (fd < 0)
-		return -1;
-	/* lost+found is mkfs's; nothing of ours needs it and the agent must not see it. */
-	(void)unlinkat(fd, "lost+found", AT_REMOVEDIR);
-	for (size_t i = 0; i < SB_ARRAY_SIZE(dirs); i++)
-		if ((mkdirat(fd, dirs[i].name, dirs[i].mode) < 0 && errno != EEXIST) ||
-		    fchmodat(fd, dirs[i].name, dirs[i].mode, AT_SYMLINK_NOFOLLOW) < 0)
-			return sb_error_errno(err, errno, "mkdir '%s/%s'", d->mnt, dirs[i].name);
+	for (int f = 0; f < DISK_FS_COUNT; f++) {
+		_cleanup_close_ int fd = sb_open_dir(d->fs[f].mnt, err);
+
+		if (fd < 0)
+			return -1;
+		/* lost+found is mkfs's; nothing of ours needs it and the agent must not see it. */
+		(void)unlinkat(fd, "lost+found", AT_REMOVEDIR);
+		for (size_t i = 0; i < SB_ARRAY_SIZE(dirs); i++) {
+			if (fs_of(dirs[i].name) != f)
+				continue;
+			if ((mkdirat(fd, dirs[i].name, dirs[i].mode) < 0 && errno != EEXIST) ||
+			    fchmodat(fd, dirs[i].name, dirs[i].mode, AT_SYMLINK_NOFOLLOW) < 0)
+				return sb_error_errno(err, errno, "mkdir '%s/%s'", d->fs[f].mnt,
+				    dirs[i].name);
+		}
+	}
 	return 0;
+}
+
+/* What an image may still grow by: its size less the blocks it holds already. */
+static uint64_t
+image_headroom(int dirfd, const char *name)
+{
+	struct stat st;
+	uint64_t used;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	used = (uint64_t)st.st_blocks * 512;
+	return (uint64_t)st.st_size > used ? (uint64_t)st.st_size - used : 0;
+}
+
+/*
+ * The images are sparse: a run's may take its whole size only later. Room for this run
+ * means: the free space of root's file system, less what every run's images there may
+ * still grow by, holds this run's two images and a margin. Called with root locked, so
+ * two runs starting at once do not both count the same room.
+ */
+static int
+check_room(int rootfd, const char *root, uint64_t bytes, struct sb_error **err)
+{
+	static const char *const images[] = { "disk.img", "harness.img" };
+	const uint64_t margin = (uint64_t)1 << 30;
+	uint64_t promised = 0, free_bytes, need = bytes * DISK_FS_COUNT + margin;
+	struct statvfs vfs;
+	char **names = NULL;
+	size_t n = 0;
+
+	if (fstatvfs(rootfd, &vfs) < 0)
+		return sb_error_errno(err, errno, "statvfs '%s'", root);
+	free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (sb_list_dir_at(rootfd, ".", 4096, &names, &n, NULL) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			_cleanup_close_ int dfd =
+			    openat(rootfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			for (size_t k = 0; dfd >= 0 && k < SB_ARRAY_SIZE(images); k++)
+				promised += image_headroom(dfd, images[k]);
+		}
+		sb_strv_free(names);
+	}
+	if (free_bytes < promised || free_bytes - promised < need)
+		return sb_error_set(err, ENOSPC,
+		    "no room for this run's disks: they may grow to %llu MiB (2 x SSEBENCH_DISK, "
+		    "and 1 GiB to spare), and %s has %llu MiB free of which the disks of the runs "
+		    "there may still take %llu MiB; set SSEBENCH_DISK lower, or make room",
+		    (unsigned long long)(need >> 20), root, (unsigned long long)(free_bytes >> 20),
+		    (unsigned long long)(promised >> 20));
+	return 0;
+}
+
+/* Make, format and mount one image of the run's. */
+static int
+make_fs(struct run_disk *d, int f, const char *label, struct sb_error **err)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (mkdir(d->fs[f].mnt, 0755) < 0 ||
+	    (fd = open(d->fs[f].image, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		 0600)) < 0 ||
+	    ftruncate(fd, (off_t)d->bytes) < 0)
+		return sb_error_errno(err, errno, "make the run's disk image '%s'", d->fs[f].image);
+	/*
+	 * ext4 without a journal (nothing of it needs to survive a crash), inode tables made
+	 * lazily (a sparse image is formatted in a fraction of a second), and a root reserve.
+	 */
+	if (tool(err, "mkfs.ext4", "-q", "-F", "-m", DISK_RESERVE_PERCENT, "-O", "^has_journal",
+		"-E", "lazy_itable_init=1,root_owner=0:0", "-L", label, d->fs[f].image, NULL) != 0)
+		return sb_error_prefix(err, "format the run's disk");
+	if (tool(err, "mount", "-o", "loop,nosuid,nodev,noatime", d->fs[f].image, d->fs[f].mnt,
+		NULL) != 0)
+		return sb_error_prefix(err, "mount the run's disk");
+	d->fs[f].mounted = true;
+	return 0;
+}
+
+/* The paths of a run's disk below root/run_id (nothing made). */
+static void
+disk_names(struct run_disk *d, const char *root, const char *run_id)
+{
+	d->dir = sb_xasprintf("%s/%s", root, run_id);
+	d->fs[DISK_FS_AGENT].image = sb_xasprintf("%s/disk.img", d->dir);
+	d->fs[DISK_FS_AGENT].mnt = sb_xasprintf("%s/mnt", d->dir);
+	d->fs[DISK_FS_HARNESS].image = sb_xasprintf("%s/harness.img", d->dir);
+	d->fs[DISK_FS_HARNESS].mnt = sb_xasprintf("%s/mnt-harness", d->dir);
+}
+
+static void
+disk_names_free(struct run_disk *d)
+{
+	free(d->dir);
+	for (int f = 0; f < DISK_FS_COUNT; f++) {
+		free(d->fs[f].image);
+		free(d->fs[f].mnt);
+	}
+	memset(d, 0, sizeof(*d));
 }
 
 int
 disk_create(struct run_disk *d, const char *root, const char *run_id, uint64_t bytes,
     struct sb_error **err)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *pid = NULL, *owner = NULL, *abs_root = NULL;
+	_cleanup_free_ char *pid = NULL, *abs_root = NULL;
+	_cleanup_close_ int rootfd = -1;
 
 	memset(d, 0, sizeof(*d));
 	if (sb_mkdir_p(root, 0700, err) < 0)
@@ -108,22 +224,21 @@ disk_create(struct run_disk *d, const char *root, const char *run_id, uint64_t b
 	abs_root = realpath(root, NULL);
 	if (abs_root == NULL)
 		return sb_error_errno(err, errno, "resolve '%s'", root);
-	d->dir = sb_xasprintf("%s/%s", abs_root, run_id);
-	d->image = sb_xasprintf("%s/disk.img", d->dir);
-	d->mnt = sb_xasprintf("%s/mnt", d->dir);
+	rootfd = sb_open_dir(abs_root, err);
+	if (rootfd < 0)
+		return -1;
+	if (SB_RETRY_EINTR(flock(rootfd, LOCK_EX)) < 0)
+		return sb_error_errno(err, errno, "lock '%s'", abs_root);
+	if (check_room(rootfd, abs_root, bytes, err) < 0)
+		return -1;
+	disk_names(d, abs_root, run_id);
 	d->bytes = bytes;
 	if (mkdir(d->dir, 0700) < 0) {
 		sb_error_errno(err, errno, "mkdir '%s'", d->dir);
-		goto fail_early;
+		disk_names_free(d);
+		return -1;
 	}
-	owner = sb_xasprintf("%s/" OWNER_FILE, d->dir);
 	pid = sb_xasprintf("%d\n", (int)getpid());
-	if (mkdir(d->mnt, 0755) < 0 ||
-	    (fd = open(d->image, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
-	    ftruncate(fd, (off_t)bytes) < 0) {
-		sb_error_errno(err, errno, "make the run's disk image '%s'", d->image);
-		goto fail;
-	}
 	{
 		_cleanup_close_ int dfd = sb_open_dir(d->dir, err);
 
@@ -131,33 +246,12 @@ disk_create(struct run_disk *d, const char *root, const char *run_id, uint64_t b
 		    sb_write_file_atomic_at(dfd, OWNER_FILE, pid, strlen(pid), 0600, err) < 0)
 			goto fail;
 	}
-	fd = sb_close(fd);
-	/*
-	 * ext4 without a journal (nothing of it needs to survive a crash), inode tables made
-	 * lazily (a sparse image is formatted in a fraction of a second), and a root reserve.
-	 */
-	if (tool(err, "mkfs.ext4", "-q", "-F", "-m", DISK_RESERVE_PERCENT, "-O", "^has_journal",
-		"-E", "lazy_itable_init=1,root_owner=0:0", "-L", "ssebench-run", d->image, NULL) !=
-	    0) {
-		sb_error_prefix(err, "format the run's disk");
-		goto fail;
-	}
-	if (tool(err, "mount", "-o", "loop,nosuid,nodev,noatime", d->image, d->mnt, NULL) != 0) {
-		sb_error_prefix(err, "mount the run's disk");
-		goto fail;
-	}
-	d->mounted = true;
-	if (make_dirs(d, err) < 0)
+	if (make_fs(d, DISK_FS_AGENT, "ssebench-run", err) < 0 ||
+	    make_fs(d, DISK_FS_HARNESS, "ssebench-harness", err) < 0 || make_dirs(d, err) < 0)
 		goto fail;
 	return 0;
 fail:
 	disk_release(d);
-	return -1;
-fail_early:
-	free(d->dir);
-	free(d->image);
-	free(d->mnt);
-	memset(d, 0, sizeof(*d));
 	return -1;
 }
 
@@ -281,35 +375,36 @@ disk_copy_archive(const struct run_disk *d, const char *dest, uint64_t *ret_left
 void
 disk_release(struct run_disk *d)
 {
-	struct sb_error *err = NULL;
+	bool busy = false;
 
 	if (d->dir == NULL)
 		return;
-	if (d->mounted && tool(&err, "umount", d->mnt, NULL) != 0) {
-		/* Busy (a container not quite gone): detach it, the kernel frees it when idle. */
-		sb_error_release(&err);
-		if (tool(&err, "umount", "-l", d->mnt, NULL) != 0) {
-			sb_log(SB_LOG_WARN, "the run's disk %s stays mounted: %s", d->mnt,
-			    sb_error_message(err));
+	for (int f = DISK_FS_COUNT - 1; f >= 0; f--) {
+		struct sb_error *err = NULL;
+
+		if (d->fs[f].mounted && tool(&err, "umount", d->fs[f].mnt, NULL) != 0) {
+			/* Busy (a container not quite gone): detach it, the kernel frees it when idle. */
 			sb_error_release(&err);
-			goto out;
+			if (tool(&err, "umount", "-l", d->fs[f].mnt, NULL) != 0) {
+				sb_log(SB_LOG_WARN, "the run's disk %s stays mounted: %s", d->fs[f].mnt,
+				    sb_error_message(err));
+				sb_error_release(&err);
+				busy = true;
+				continue;
+			}
 		}
+		d->fs[f].mounted = false;
+		(void)unlink(d->fs[f].image);
+		(void)rmdir(d->fs[f].mnt);
 	}
-	d->mounted = false;
-	(void)unlink(d->image);
-	(void)rmdir(d->mnt);
-	{
+	if (!busy) {
 		_cleanup_free_ char *owner = sb_xasprintf("%s/" OWNER_FILE, d->dir);
 
 		(void)unlink(owner);
+		if (rmdir(d->dir) < 0 && errno != ENOENT)
+			sb_log(SB_LOG_WARN, "cannot remove '%s': %s", d->dir, strerror(errno));
 	}
-	if (rmdir(d->dir) < 0 && errno != ENOENT)
-		sb_log(SB_LOG_WARN, "cannot remove '%s': %s", d->dir, strerror(errno));
-out:
-	free(d->dir);
-	free(d->image);
-	free(d->mnt);
-	memset(d, 0, sizeof(*d));
+	disk_names_free(d);
 }
 
 /* Is a process of this pid alive? (The CLI that made a disk, still running its run.) */
@@ -352,15 +447,13 @@ disk_sweep(const char *root)
 		if (docker_output(&a, &out, NULL) != 0 || (out != NULL && out[0] != '\0'))
 			continue; /* a kept container still uses it, or we cannot tell */
 		memset(&d, 0, sizeof(d));
-		d.dir = sb_xasprintf("%s/%s", root, names[i]);
-		d.image = sb_xasprintf("%s/disk.img", d.dir);
-		d.mnt = sb_xasprintf("%s/mnt", d.dir);
+		disk_names(&d, root, names[i]);
 		/* Mounted if the mount point is on another device than its directory. */
-		{
+		for (int f = 0; f < DISK_FS_COUNT; f++) {
 			struct stat pst;
 
-			d.mounted = stat(d.mnt, &st) == 0 && fstat(dfd, &pst) == 0 &&
-				    st.st_dev != pst.st_dev;
+			d.fs[f].mounted = stat(d.fs[f].mnt, &st) == 0 && fstat(dfd, &pst) == 0 &&
+					  st.st_dev != pst.st_dev;
 		}
 		progress("removing the disk of run %s, left behind", names[i]);
 		disk_release(&d);

@@ -166,4 +166,17 @@ n=$(($(grep -c 'refusal' "$D/daemon.log") - before))
 ok "$([ "$n" -ge 100 ] && [ "$n" -le 103 ]; echo $?)" "daemon.log logged $n of them (the first hundred, then each thousandth)"
 stop_daemon
 
+# A run's own runner uid (SSE_RUNNER_UID, from the CLI): the scripts run as it; one outside
+# the range is refused, not replaced by the passwd entry's.
+for bad in 0 5 99999 2000000000 abc -1; do
+	run_cmd r run_daemon_once SSE_RUNNER_UID="$bad"
+	is "$r_rc" 1 "SSE_RUNNER_UID=$bad: refused"
+done
+like "$r_err" "SSE_RUNNER_UID='-1'" "and the value is named"
+start_daemon 2 SSE_RUNNER_UID=123457 || bail "daemon did not start with SSE_RUNNER_UID"
+printf '#!/bin/sh\necho "built by uid $(id -u) gid $(id -g)"\n' >"$D/bench/scripts/build.sh"
+like "$(req agent POST '/tool/bencher?action=build' '{}')" 'built by uid 123457 gid [0-9]+' \
+	"SSE_RUNNER_UID=123457: the build runs as uid 123457"
+stop_daemon
+
 done_testing

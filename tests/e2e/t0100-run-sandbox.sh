@@ -58,6 +58,14 @@ is "$(field "$dir/result.json" 'd["patch_result"]["pov_passed"]')" 0 "dummy: the
 like "$(field "$dir/result.json" 'd["patch_result"]["error_msg"]')" '^PoC failed: /ssebench/' "dummy: error_msg names the PoC"
 is "$(field "$dir/result.json" 'd["patch_result"]["intent_test_success"]')" False "dummy: hidden tests fail"
 is "$(field "$dir/result.json" 'd["config"]["reference_run"]')" False "dummy: not a reference run"
+# Each run's task scripts run as a uid of their own (SSE_RUNNER_UID): runs share no per-uid
+# kernel count. The isolation record shows the uid the runner really had.
+ru1=$(field "$SSEBENCH_RESULTS/$TASK/none/reference/ref-$tag/result.json" 'd["config"]["runner_uid"]')
+ru2=$(field "$dir/result.json" 'd["config"]["runner_uid"]')
+ok "$([ "$ru1" -ge 100000 ] && [ "$ru2" -ge 100000 ] && [ "$ru1" != "$ru2" ]; echo $?)" \
+	"runner uid: each run has its own ($ru1, $ru2), none the image's 60991"
+like "$(field "$dir/isolation.json" 'd["phases"]["before_agent"]["runner_identity"]["detail"]')" "^runner: uid $ru2/$ru2/$ru2 gid 60991" \
+	"runner uid: the scripts ran as it"
 is "$(cat "$dir/final.patch")" "" "dummy: empty final.patch"
 
 run_cmd r "$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --run-id "dummy2-$tag" --require-pass --timeout 600
@@ -88,6 +96,7 @@ is "$(probe mcp-test-patch)" "test_patch result: every check that ran passed." "
 is "$(probe admin-env)" no "inside: the agent does not know the admin socket"
 # Fixed uids no host account gets (images/sandbox/setup-tool-layer.sh): a host process of a
 # colliding uid could otherwise signal the run's scripts (kill(-1) crosses into containers).
+# (The image's entry; each run's scripts then run as a uid of the run's own, below.)
 is "$(probe runner-ids)" 60991:60991 "inside: sse-runner has its fixed uid and gid"
 is "$(probe daemon-ids)" 60992:60992 "inside: sse-daemon has its fixed uid and gid"
 

@@ -95,6 +95,16 @@ like "$r_err" "the Docker engine has no runtime 'sbt-no-such-runtime' \\(it has:
 	"runtime: refused, with the runtimes the engine has"
 ok "$([ ! -e "$SSEBENCH_RESULTS/$TASK/none/dummy/runtime-$tag" ]; echo $?)" "runtime: no run directory was made"
 
+# --- the run's disks: a host without room for what they may grow to refuses the run ----------
+run_cmd r env SSEBENCH_DISK=16t "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy \
+	--run-id "room-$tag"
+is "$r_rc" 1 "room: disks larger than the host's free space: exit 1"
+like "$r_err" "no room for this run's disks: they may grow to [0-9]+ MiB" "room: refused, and says why"
+ok "$([ ! -e "$SSEBENCH_RESULTS/$TASK/none/dummy/room-$tag" ] &&
+	[ -z "$($DOCKER network ls -q --filter "label=ssebench.run=room-$tag")" ] &&
+	[ -z "$(ls -A "$SSEBENCH_RESULTS/.disks" 2>/dev/null)" ]; echo $?)" \
+	"room: no run directory, network or disk was made"
+
 # --- a restricted run (on the engine's runc, named), then the listing ---------------------------
 run_cmd r "$SSEBENCH" run --local "$DATASET" --task "$TASK" --agent dummy --run-id "restricted-$tag" \
 	--timeout 600 --runtime runc
