@@ -98,6 +98,7 @@ struct sb_git_file {
 	size_t additions;	   /* lines; 0 for a binary file */
 	size_t deletions;
 	bool binary;
+	size_t diff_off, diff_len; /* its section of the capture's diff (sb_git_capture) */
 };
 
 struct sb_git_capture {

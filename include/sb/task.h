@@ -43,6 +43,11 @@ struct sb_task_config {
 	} files;
 	struct sb_task_str sanitizer, type, binary, trigger_commit, patch_commit, originality;
 	struct sb_task_list reference;
+	/* Paths of the tree graded with their pristine content whatever the patch did to them
+	 * (docs/grading.md): these patterns, and unless protected_defaults is false the
+	 * defaults of sb_task_protected_defaults. */
+	struct sb_task_list protected_paths;
+	struct sb_task_str protected_defaults; /* "true", "false" or unset (true) */
 };
 
 /*
@@ -60,6 +65,21 @@ sb_task_config_freep(struct sb_task_config **c)
 	sb_task_config_free(*c);
 }
 #define _cleanup_task_config_ _cleanup_(sb_task_config_freep)
+
+/*
+ * The protected paths' default patterns for the task's language, NULL-terminated: test
+ * directories and test sources (docs/grading.md lists them). Build files are not among them:
+ * a real fix may need one.
+ */
+const char *const *sb_task_protected_defaults(const struct sb_task_config *c);
+
+/*
+ * Is path (relative to the tree) protected: does it match one of the task's `protected`
+ * patterns, or, unless protected_defaults is false, a default? *ret_pattern (if not NULL)
+ * says which.
+ */
+bool sb_task_path_protected(const struct sb_task_config *c, const char *path,
+    const char **ret_pattern);
 
 /* The checks a task has (upstream §2.3), as flags. */
 enum sb_task_check {

@@ -1024,7 +1024,7 @@ capture_delta(struct sb_git_baseline *b, git_diff *diff, size_t i, struct sb_buf
 	struct print_state ps = { .out = out, .no_hunks = false, .full = false };
 	struct sb_git_file *f;
 	enum sb_git_status status;
-	size_t adds = 0, dels = 0;
+	size_t adds = 0, dels = 0, off;
 	const char *path;
 	int r;
 
@@ -1041,6 +1041,7 @@ capture_delta(struct sb_git_baseline *b, git_diff *diff, size_t i, struct sb_buf
 	/* Binary-ness is only known once the patch has been generated. */
 	d = git_patch_get_delta(patch);
 	ps.no_hunks = (d->flags & GIT_DIFF_FLAG_BINARY) == 0 && git_patch_num_hunks(patch) == 0;
+	off = out->len;
 	r = git_patch_print(patch, capture_print, &ps);
 	if (ps.full)
 		return sb_error_set(err, EFBIG, "diff is larger than %zu bytes", out->max);
@@ -1059,6 +1060,8 @@ capture_delta(struct sb_git_baseline *b, git_diff *diff, size_t i, struct sb_buf
 	f->additions = adds;
 	f->deletions = dels;
 	f->binary = (d->flags & GIT_DIFF_FLAG_BINARY) != 0;
+	f->diff_off = off;
+	f->diff_len = out->len - off;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sb/buf.h"
+#include "sb/glob.h"
 #include "sb/json.h"
 #include "sb/mem.h"
 #include "sb/parse.h"
@@ -31,6 +32,8 @@ enum ftype {
 	F_RELPATH,	/* a safe relative path, or null */
 	F_RELPATH_LIST, /* a list of safe relative paths, or null */
 	F_STR_LIST,	/* a list of strings, or null */
+	F_GLOB_LIST,	/* a list of path patterns (glob.h), or null */
+	F_BOOL,		/* true | false, or null */
 	F_OBJECT,	/* a mapping checked against sub */
 };
 
@@ -83,6 +86,8 @@ static const struct field root_fields[] = {
 	{ "patch_commit", F_STR, false, OFF(patch_commit), NULL },
 	{ "reference", F_STR_LIST, false, OFF(reference), NULL },
 	{ "originality", F_ORIGINALITY, false, OFF(originality), NULL },
+	{ "protected", F_GLOB_LIST, false, OFF(protected_paths), NULL },
+	{ "protected_defaults", F_BOOL, false, OFF(protected_defaults), NULL },
 	{ NULL, F_STR, false, 0, NULL },
 };
 
@@ -188,7 +193,12 @@ check_string(struct ctx *x, const struct field *f, const char *key, const struct
 	struct sb_error *err = NULL;
 	bool ok;
 
-	s = scalar_text(x, n, key, &ok);
+	/* A boolean is a boolean here, not text someone forgot to quote. */
+	if (f->type == F_BOOL && n != NULL && n->kind == SB_YNODE_SCALAR &&
+	    n->type == SB_YSCALAR_BOOL)
+		s = strip_dup(n->value), ok = true;
+	else
+		s = scalar_text(x, n, key, &ok);
 	if (!ok)
 		return;
 	if (s == NULL) {
@@ -222,6 +232,10 @@ check_string(struct ctx *x, const struct field *f, const char *key, const struct
 		if (strcmp(s, "public") != 0 && strcmp(s, "crafted") != 0)
 			return report(x, n, "%s: '%s' is not one of public, crafted", key, s);
 		break;
+	case F_BOOL:
+		if (strcmp(s, "true") != 0 && strcmp(s, "false") != 0)
+			return report(x, n, "%s: '%s' is not true or false", key, s);
+		break;
 	case F_ABSPATH:
 		if (!is_abs_path(s))
 			return report(x, n, "%s: '%s' is not an absolute path", key, s);
@@ -229,6 +243,14 @@ check_string(struct ctx *x, const struct field *f, const char *key, const struct
 	case F_RELPATH:
 		if (sb_path_check_relative(s, &err) < 0) {
 			report(x, n, "%s: '%s': %s", key, s, sb_error_message(err));
+			sb_error_release(&err);
+			return;
+		}
+		break;
+	case F_GLOB_LIST:
+		/* An item of one (check_list): a pattern of the tree's paths. */
+		if (sb_glob_check(s, &err) < 0) {
+			report(x, n, "%s: %s", key, sb_error_message(err));
 			sb_error_release(&err);
 			return;
 		}
@@ -256,7 +278,10 @@ check_list(struct ctx *x, const struct field *f, const char *key, const struct s
 		return report(x, n, "%s: expected a list, got %s", key, sb_ynode_describe(n));
 	out->v = sb_xcalloc(n->n ? n->n : 1, sizeof(*out->v));
 	for (size_t i = 0; i < n->n; i++) {
-		struct field item = { f->name, f->type == F_RELPATH_LIST ? F_RELPATH : F_NONBLANK,
+		struct field item = { f->name,
+			f->type == F_RELPATH_LIST ? F_RELPATH
+			: f->type == F_GLOB_LIST  ? F_GLOB_LIST
+						  : F_NONBLANK,
 			true, 0, NULL };
 		_cleanup_free_ char *ikey = sb_xasprintf("%s[%zu]", key, i);
 		struct sb_task_str s = { NULL, 0, 0 };
@@ -285,6 +310,7 @@ check_field(struct ctx *x, const struct field *f, const char *key, const struct 
 		return;
 	case F_RELPATH_LIST:
 	case F_STR_LIST:
+	case F_GLOB_LIST:
 		check_list(x, f, key, n, (struct sb_task_list *)(base + f->off));
 		return;
 	case F_STR:
@@ -293,6 +319,7 @@ check_field(struct ctx *x, const struct field *f, const char *key, const struct 
 	case F_URL:
 	case F_LANGUAGE:
 	case F_ORIGINALITY:
+	case F_BOOL:
 	case F_ABSPATH:
 	case F_RELPATH:
 		check_string(x, f, key, n, (struct sb_task_str *)(base + f->off));
@@ -398,6 +425,45 @@ list_release(struct sb_task_list *l)
 	l->n = 0;
 }
 
+static const char *const protected_c[] = { "test/**", "tests/**", "testsuite/**", "**/test/**",
+	"**/tests/**", "**/testsuite/**", "**/test_*.c", "**/*_test.c", "**/test_*.cc",
+	"**/*_test.cc", "**/test_*.cpp", "**/*_test.cpp", NULL };
+static const char *const protected_go[] = { "**/*_test.go", "**/testdata/**", NULL };
+static const char *const protected_rust[] = { "tests/**", "**/tests/**", "benches/**", NULL };
+
+const char *const *
+sb_task_protected_defaults(const struct sb_task_config *c)
+{
+	const char *lang = c->language.s != NULL ? c->language.s : "";
+
+	if (strcmp(lang, "go") == 0)
+		return protected_go;
+	if (strcmp(lang, "rust") == 0)
+		return protected_rust;
+	return protected_c;
+}
+
+bool
+sb_task_path_protected(const struct sb_task_config *c, const char *path,
+    const char **ret_pattern)
+{
+	for (size_t i = 0; i < c->protected_paths.n; i++)
+		if (sb_glob_match(c->protected_paths.v[i].s, path)) {
+			if (ret_pattern != NULL)
+				*ret_pattern = c->protected_paths.v[i].s;
+			return true;
+		}
+	if (c->protected_defaults.s != NULL && strcmp(c->protected_defaults.s, "false") == 0)
+		return false;
+	for (const char *const *p = sb_task_protected_defaults(c); *p != NULL; p++)
+		if (sb_glob_match(*p, path)) {
+			if (ret_pattern != NULL)
+				*ret_pattern = *p;
+			return true;
+		}
+	return false;
+}
+
 void
 sb_task_config_free(struct sb_task_config *c)
 {
@@ -406,7 +472,7 @@ sb_task_config_free(struct sb_task_config *c)
 		&c->scripts.build, &c->scripts.run, &c->scripts.test, &c->files.patch,
 		&c->files.future_test, &c->files.security_test, &c->files.intent_test,
 		&c->sanitizer, &c->type, &c->binary, &c->trigger_commit, &c->patch_commit,
-		&c->originality };
+		&c->originality, &c->protected_defaults };
 
 	if (c == NULL)
 		return;
@@ -415,6 +481,7 @@ sb_task_config_free(struct sb_task_config *c)
 	list_release(&c->task_description.crash_report);
 	list_release(&c->files.poc);
 	list_release(&c->reference);
+	list_release(&c->protected_paths);
 	free(c);
 }
 
@@ -567,7 +634,7 @@ json_t *
 sb_task_config_to_json(const struct sb_task_config *c)
 {
 #define S(field) sb_json_string_or_null(c->field.s)
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o}, s:{s:o, s:o, s:o}, "
+	json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o}, s:{s:o, s:o, s:o}, "
 			 "s:{s:o, s:o, s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	    "id", S(id), "project", S(project), "repository", S(repository), "language",
 	    S(language), "source", S(source), "task_description", "issue",
@@ -579,5 +646,12 @@ sb_task_config_to_json(const struct sb_task_config *c)
 	    list_json(&c->files.poc), "sanitizer", S(sanitizer), "type", S(type), "binary",
 	    S(binary), "trigger_commit", S(trigger_commit), "patch_commit", S(patch_commit),
 	    "reference", list_json(&c->reference), "originality", S(originality));
+
+	if (j != NULL && c->protected_paths.present)
+		json_object_set_new(j, "protected", list_json(&c->protected_paths));
+	if (j != NULL && c->protected_defaults.s != NULL)
+		json_object_set_new(j, "protected_defaults",
+		    json_boolean(strcmp(c->protected_defaults.s, "true") == 0));
+	return j;
 #undef S
 }

@@ -947,6 +947,22 @@ START_TEST(test_files_table)
 		assert_file(&c, expect[i].path, expect[i].status, expect[i].adds, expect[i].dels,
 		    expect[i].binary);
 	}
+	/* Each file's section: back to back, together the whole diff, each its own header. */
+	{
+		size_t next = 0;
+
+		for (size_t i = 0; i < c.nfiles; i++) {
+			_cleanup_free_ char *head = sb_xasprintf("diff --git a/%s b/%s\n", c.files[i].path,
+			    c.files[i].path);
+
+			ck_assert_uint_eq(c.files[i].diff_off, next);
+			ck_assert_msg(c.files[i].diff_len > strlen(head) &&
+				strncmp(c.diff + c.files[i].diff_off, head, strlen(head)) == 0,
+			    "section of '%s' does not start with its header", c.files[i].path);
+			next = c.files[i].diff_off + c.files[i].diff_len;
+		}
+		ck_assert_uint_eq(next, c.diff_len);
+	}
 	assert_applies(&c);
 	sb_git_capture_release(&c);
 	free(p);

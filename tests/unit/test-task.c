@@ -113,6 +113,42 @@ START_TEST(test_good_config_fields)
 }
 END_TEST
 
+/* The protected paths: the task's own patterns, then the defaults unless turned off. */
+START_TEST(test_protected_paths)
+{
+	const char *doc = GOOD_HEAD GOOD_TAIL "protected:\n  - result/**\n  - runtest.c\n";
+	const char *off = GOOD_HEAD GOOD_TAIL "protected: [result/**]\nprotected_defaults: false\n";
+	struct sb_diags d = SB_DIAGS_INIT;
+	struct sb_task_config *c = sb_task_config_parse(doc, strlen(doc), "c.yaml", &d);
+	const char *why = NULL;
+	json_t *j;
+
+	sb_diags_print(&d, stderr);
+	ck_assert_uint_eq(d.n, 0);
+	ck_assert(sb_task_path_protected(c, "result/a/b.out", &why));
+	ck_assert_str_eq(why, "result/**");
+	ck_assert(sb_task_path_protected(c, "runtest.c", &why));
+	ck_assert(sb_task_path_protected(c, "tests/unit/x.c", &why));
+	ck_assert_str_eq(why, "tests/**");
+	ck_assert(sb_task_path_protected(c, "lib/sub/test/data.xml", &why));
+	ck_assert(sb_task_path_protected(c, "src/foo_test.c", &why));
+	ck_assert(!sb_task_path_protected(c, "src/foo.c", NULL));
+	ck_assert(!sb_task_path_protected(c, "CMakeLists.txt", NULL)); /* build files: not by default */
+	ck_assert(!sb_task_path_protected(c, "testing.c", NULL));
+	j = sb_task_config_to_json(c);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "protected")), 2);
+	json_decref(j);
+	sb_task_config_free(c);
+	c = sb_task_config_parse(off, strlen(off), "c.yaml", &d);
+	sb_diags_print(&d, stderr);
+	ck_assert_uint_eq(d.n, 0);
+	ck_assert(sb_task_path_protected(c, "result/x", NULL));
+	ck_assert(!sb_task_path_protected(c, "tests/unit/x.c", NULL));
+	sb_task_config_free(c);
+	sb_diags_release(&d);
+}
+END_TEST
+
 START_TEST(test_checks_derivation)
 {
 	const char *doc = GOOD_HEAD "task_description: {issue: 'x'}\n"
@@ -196,6 +232,16 @@ static const struct {
 		   "scripts: {}\nfiles: {}\n", 6, 46, "control character" },
 	/* 32 */ { GOOD_HEAD "task_description: {issue: x}\nscripts: {}\nfiles: {}\n"
 		   "language: go\n", 9, 1, "duplicate key 'language'" },
+	/* 33 */ { GOOD_HEAD "task_description: {issue: x}\nscripts: {}\nfiles: {}\n"
+		   "protected: [tests/**, /abs/**]\n", 9, 23, "protected[1]: '/abs/**' is absolute" },
+	/* 34 */ { GOOD_HEAD "task_description: {issue: x}\nscripts: {}\nfiles: {}\n"
+		   "protected: ['[ab']\n", 9, 13, "a '[' that is not closed" },
+	/* 35 */ { GOOD_HEAD "task_description: {issue: x}\nscripts: {}\nfiles: {}\n"
+		   "protected: tests/**\n", 9, 12, "protected: expected a list" },
+	/* 36 */ { GOOD_HEAD "task_description: {issue: x}\nscripts: {}\nfiles: {}\n"
+		   "protected_defaults: maybe\n", 9, 21, "'maybe' is not true or false" },
+	/* 37 */ { GOOD_HEAD "task_description: {issue: x}\nscripts: {}\nfiles: {}\n"
+		   "protected: [a/../b]\n", 9, 13, "'.' or '..' component" },
 };
 
 START_TEST(test_bad_config_table)
@@ -243,6 +289,7 @@ task_suite(void)
 	tcase_add_test(tc, test_every_upstream_config_is_accepted);
 	tcase_add_test(tc, test_good_config_fields);
 	tcase_add_test(tc, test_checks_derivation);
+	tcase_add_test(tc, test_protected_paths);
 	tcase_add_loop_test(tc, test_bad_config_table, 0, (int)SB_ARRAY_SIZE(bad_cases));
 	tcase_add_test(tc, test_all_problems_reported_at_once);
 	suite_add_tcase(s, tc);
