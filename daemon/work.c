@@ -32,6 +32,7 @@
 #include "sb/spawn.h"
 #include "sb/tree.h"
 
+#include "grading.h"
 #include "helper.h"
 
 #ifndef SB_GIT_DIFF_MAX
@@ -469,8 +470,28 @@ result_from_start_error(struct sb_cmd_result *r, const struct sb_error *e, size_
  * session's, or for a check on hidden material (home NULL) the sandbox's own /tmp, gone
  * with the check.
  */
+/*
+ * A PoC run's sanitizer options, set by the harness and not by the task's script or the
+ * project: the environment overrides whatever options the project compiled in
+ * (__asan_default_options), so a patch cannot send the report elsewhere, give it exit
+ * status 0, let the process go on after it, or catch the crash in a signal handler of its
+ * own. run.sh may add options after these (they are appended to, as the pilot's scripts
+ * do); the project's code cannot. What a program does at run time to its runtime instead
+ * (__sanitizer_set_report_path, ...) the oracle facts of the build show (grading.h).
+ */
+static const struct {
+	const char *name, *value;
+} oracle_env[] = {
+	{ "ASAN_OPTIONS", "exitcode=1:halt_on_error=1:abort_on_error=0:log_path=stderr:"
+			  "log_to_syslog=0:allow_user_segv_handler=0:handle_segv=1:"
+			  "handle_sigbus=1:handle_sigfpe=1:handle_sigill=1" },
+	{ "UBSAN_OPTIONS", "log_path=stderr:log_to_syslog=0" },
+	{ "MSAN_OPTIONS", "exitcode=1:halt_on_error=1:log_path=stderr:log_to_syslog=0" },
+	{ "LSAN_OPTIONS", "log_path=stderr:log_to_syslog=0" },
+};
+
 static void
-runner_env(struct helper *h, const char *home, struct sb_argv *env)
+runner_env(struct helper *h, const char *home, bool poc, struct sb_argv *env)
 {
 	_cleanup_free_ char *homep = home != NULL ? sb_path_join(h->c->runner_dir, home)
 						  : sb_xstrdup("/tmp");
@@ -486,6 +507,8 @@ runner_env(struct helper *h, const char *home, struct sb_argv *env)
 	sb_argv_pushf(env, "CCACHE_DIR=%s/.ccache", homep);
 	sb_env_set(env, "USER", h->c->runner_name);
 	sb_env_set(env, "LOGNAME", h->c->runner_name);
+	for (size_t i = 0; poc && i < SB_ARRAY_SIZE(oracle_env); i++)
+		sb_env_set(env, oracle_env[i].name, oracle_env[i].value);
 }
 
 /*
@@ -497,7 +520,7 @@ runner_env(struct helper *h, const char *home, struct sb_argv *env)
 static void
 run_as_runner(struct helper *h, const char *path, char *const *argv, int cwd_fd,
     const char *home, unsigned timeout_s, const void *stdin_data, size_t stdin_len,
-    const struct sb_sandbox *sandbox, struct sb_cmd_result *res)
+    const struct sb_sandbox *sandbox, bool poc, struct sb_cmd_result *res)
 {
 	/* RLIMIT_NPROC counts every process of the runner uid: a fork bomb stops there. */
 	const struct sb_rlimit_set limits[] = {
@@ -508,7 +531,7 @@ run_as_runner(struct helper *h, const char *path, char *const *argv, int cwd_fd,
 	struct sb_cmd cmd = SB_CMD_INIT;
 	struct sb_error *err = NULL;
 
-	runner_env(h, home, &env);
+	runner_env(h, home, poc, &env);
 	cmd.path = path;
 	cmd.argv = argv;
 	cmd.envp = env.v;
@@ -654,6 +677,145 @@ dir_holds_other_hidden(const struct dconf *c, const char *top, const char *poc)
 	return false;
 }
 
+static bool put(int fd, const void *p, size_t n);
+
+/* --- the oracle facts of a grading build (grading.h) ------------------------------------- */
+
+#define ORACLE_DEPTH_MAX 64
+#define ORACLE_FILES_MAX 200000	    /* entries walked */
+#define ORACLE_REPLY_MAX (64 << 20) /* bytes of facts the child may send */
+
+struct oracle_walk {
+	struct grading_oracle o;
+	json_t *unreadable; /* paths of ELF files or archives the reader refused */
+	const char *path;   /* of the file being scanned, for the callback */
+	size_t entries;
+};
+
+static int
+oracle_cb(const struct sb_elf_object *obj, void *arg)
+{
+	struct oracle_walk *w = arg;
+
+	grading_oracle_object(&w->o, w->path, obj);
+	return 0;
+}
+
+/* Walk the build tree below dfd (rel: its path so far): every ELF file and archive. */
+static void
+oracle_dir(struct oracle_walk *w, int dfd, const char *rel, unsigned depth)
+{
+	char **names = NULL;
+	size_t n = 0;
+
+	if (depth > ORACLE_DEPTH_MAX || sb_list_dir_at(dfd, ".", ORACLE_FILES_MAX, &names, &n, NULL) < 0) {
+		w->o.truncated = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *child = *rel ? sb_xasprintf("%s/%s", rel, names[i])
+						  : sb_xstrdup(names[i]);
+		struct stat st;
+
+		if (++w->entries > ORACLE_FILES_MAX) {
+			w->o.truncated = true;
+			break;
+		}
+		if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sub =
+			    openat(dfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub >= 0)
+				oracle_dir(w, sub, child, depth + 1);
+		} else if (S_ISREG(st.st_mode) && st.st_size >= 8) {
+			_cleanup_close_ int fd =
+			    openat(dfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			unsigned char head[8];
+			enum sb_elf_file_type type;
+			struct sb_error *err = NULL;
+
+			if (fd < 0 || pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head))
+				continue;
+			type = sb_elf_sniff(head, sizeof(head));
+			if (type == SB_ELF_FILE_NONE)
+				continue;
+			w->path = child;
+			if (type == SB_ELF_FILE_THIN_ARCHIVE ||
+			    sb_elf_scan_file_at(dfd, names[i], oracle_cb, w, &err) < 0) {
+				if (json_array_size(w->unreadable) < 1000)
+					json_array_append_new(w->unreadable, sb_json_string_or_null(child));
+				else
+					w->o.truncated = true;
+				sb_error_release(&err);
+			}
+		}
+	}
+	sb_strv_free(names);
+}
+
+/*
+ * The oracle facts of the grading build in src: read by a child that is the runner (the
+ * tree is the runner's, and what reads it is a parser of files the patch's code wrote), under
+ * the untrusted filter; the facts come back as JSON, checked by sb_json_load. NULL (logged)
+ * when they could not be had: the evaluator then grades with no facts, which fails closed.
+ */
+static json_t *
+oracle_facts(struct helper *h, int src)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(ORACLE_REPLY_MAX);
+	struct sb_error *err = NULL;
+	json_t *facts = NULL;
+	int fds[2], status;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return NULL;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		struct oracle_walk w = { .unreadable = json_array() };
+		_cleanup_free_ char *text = NULL;
+		json_t *j;
+		const char *step;
+
+		close(fds[0]);
+		if (sb_priv_drop(&h->c->runner, &step) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
+		    sb_seccomp_install(untrusted_filter) < 0)
+			_exit(1);
+		grading_oracle_init(&w.o);
+		oracle_dir(&w, src, "", 0);
+		j = grading_oracle_json(&w.o);
+		json_object_set_new(j, "unreadable", w.unreadable);
+		text = sb_json_dumps(j, JSON_COMPACT);
+		_exit(put(fds[1], text, strlen(text)) ? 0 : 1);
+	}
+	close(fds[1]);
+	if (sb_buf_read_fd(&b, fds[0], &err) < 0) {
+		sb_log(SB_LOG_ERROR, "oracle facts: %s", sb_error_message(err));
+		sb_error_release(&err);
+		kill(pid, SIGKILL);
+	}
+	close(fds[0]);
+	if (SB_RETRY_EINTR(waitpid(pid, &status, 0)) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		sb_log(SB_LOG_ERROR, "oracle facts: the reader failed (status %d)", status);
+		return NULL;
+	}
+	if (sb_json_load(b.s, b.len, ORACLE_REPLY_MAX, &facts, &err) < 0 || !json_is_object(facts)) {
+		sb_log(SB_LOG_ERROR, "oracle facts: %s", err ? sb_error_message(err) : "not an object");
+		sb_error_release(&err);
+		json_decref(facts);
+		return NULL;
+	}
+	return facts;
+}
+
 /* --- bencher ------------------------------------------------------------------------- */
 
 static int
@@ -676,9 +838,15 @@ bencher_build(struct helper *h, struct job_spec *j)
 		sb_error_release(&err);
 		return dproto_reply_error(j->reply_fd, 500, "could not prepare the build workspace");
 	}
-	run_as_runner(h, script, argv, src, j->home, h->c->build_timeout, NULL, 0, NULL, &r);
+	run_as_runner(h, script, argv, src, j->home, h->c->build_timeout, NULL, 0, NULL, false, &r);
 	write_log(h, "scriptrunner", script, &r);
 	reply = script_result(&r);
+	/* Grading: what the build made, for the evaluator to judge the oracle by. */
+	if (j->grading && j->ch == DCH_ADMIN && r.exit_code == 0) {
+		json_t *facts = oracle_facts(h, src);
+
+		json_object_set_new(reply, "oracle", facts != NULL ? facts : json_null());
+	}
 	sb_cmd_result_release(&r);
 	return dproto_reply(j->reply_fd, 200, reply);
 }
@@ -806,7 +974,7 @@ bencher_run_poc(struct helper *h, struct job_spec *j)
 	argv[0] = run;
 	argv[1] = poc;
 	argv[2] = NULL;
-	run_as_runner(h, run, argv, src, NULL, h->c->poc_timeout, NULL, 0, &hc.sb, &r);
+	run_as_runner(h, run, argv, src, NULL, h->c->poc_timeout, NULL, 0, &hc.sb, true, &r);
 	write_log(h, "scriptrunner", poc, &r);
 	/* The staged copies go as soon as the check is over. */
 	if (remove_mixed(h, h->runner_fd, stage, &err) < 0) {
@@ -859,7 +1027,7 @@ bencher_test(struct helper *h, struct job_spec *j, bool intent)
 			rc = dproto_reply_error(j->reply_fd, 500, "could not stage the hidden tests");
 			goto out;
 		}
-		run_as_runner(h, git, gargv, src, NULL, h->c->test_timeout, NULL, 0, &hc.sb, &r);
+		run_as_runner(h, git, gargv, src, NULL, h->c->test_timeout, NULL, 0, &hc.sb, false, &r);
 		write_log(h, "patch", "git apply -p1 tests.diff", &r);
 		if (r.exit_code != 0) {
 			/* git's words name the hidden tests' files and lines: not for the agent. */
@@ -873,7 +1041,7 @@ bencher_test(struct helper *h, struct job_spec *j, bool intent)
 		sb_cmd_result_release(&r);
 	}
 	run_as_runner(h, script, argv, src, intent ? NULL : j->home, h->c->test_timeout, NULL, 0,
-	    intent ? &hc.sb : NULL, &r);
+	    intent ? &hc.sb : NULL, false, &r);
 	write_log(h, "scriptrunner", script, &r);
 	reply = intent && j->ch == DCH_AGENT ? withheld_result(&r, SB_ACTION_INTENT_TEST)
 					     : script_result(&r);
@@ -1132,13 +1300,57 @@ work_dialog(struct helper *h, struct job_spec *j)
  * that died, and said. Returns 0, or -1 with *ret_refused set when the tree was refused (the
  * agent's doing) and unset for a failure of our own.
  */
-static int
-capture_for_grading(struct helper *h, char **ret_diff, size_t *ret_len, char **ret_commits,
-    bool *ret_refused, struct sb_error **err)
+/* What prepare_grading's capture brings back from the agent's side. */
+struct grading_capture {
+	char *diff;
+	size_t len;
+	char *commits;
+	struct sb_git_file *files;
+	size_t nfiles;
+};
+
+#define CAPTURE_RECORD (5 * 8 + 2) /* a file table entry, its path apart */
+
+static void
+grading_capture_release(struct grading_capture *c)
 {
-	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT((size_t)SB_GIT_DIFF_MAX + SB_GIT_COMMITS_LOG_MAX + 64);
+	for (size_t i = 0; i < c->nfiles; i++)
+		free(c->files[i].path);
+	free(c->files);
+	free(c->diff);
+	free(c->commits);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Write all of n bytes (a pipe to the parent). */
+static bool
+put(int fd, const void *p, size_t n)
+{
+	const char *s = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		s += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+static int
+capture_for_grading(struct helper *h, struct grading_capture *ret, bool *ret_refused,
+    struct sb_error **err)
+{
+	/* The diff, the commits, and a file table whose paths are at most the diff again. */
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT((size_t)SB_GIT_DIFF_MAX * 2 +
+	    SB_GIT_COMMITS_LOG_MAX + (size_t)SB_GIT_CHANGED_FILES_MAX * CAPTURE_RECORD + 64);
 	int fds[2], status;
-	uint64_t l1, l2;
+	uint64_t l1, l2, nf;
+	size_t at;
 	pid_t pid;
 
 	*ret_refused = false;
@@ -1169,10 +1381,21 @@ capture_for_grading(struct helper *h, char **ret_diff, size_t *ret_len, char **r
 		}
 		l1 = cap.diff_len;
 		l2 = strlen(commits);
-		if (write(fds[1], &st, 1) != 1 || write(fds[1], &l1, 8) != 8 ||
-		    write(fds[1], cap.diff, cap.diff_len) != (ssize_t)l1 ||
-		    write(fds[1], &l2, 8) != 8 || write(fds[1], commits, l2) != (ssize_t)l2)
+		nf = cap.nfiles;
+		if (!put(fds[1], &st, 1) || !put(fds[1], &l1, 8) || !put(fds[1], cap.diff, l1) ||
+		    !put(fds[1], &l2, 8) || !put(fds[1], commits, l2) || !put(fds[1], &nf, 8))
 			_exit(1);
+		/* Each file: its section, lines, status, binary, then its path. */
+		for (size_t i = 0; i < cap.nfiles; i++) {
+			const struct sb_git_file *f = &cap.files[i];
+			uint64_t rec[5] = { f->diff_off, f->diff_len, f->additions, f->deletions,
+				strlen(f->path) };
+			unsigned char flags[2] = { (unsigned char)f->status, f->binary };
+
+			if (!put(fds[1], rec, sizeof(rec)) || !put(fds[1], flags, 2) ||
+			    !put(fds[1], f->path, rec[4]))
+				_exit(1);
+		}
 		_exit(0);
 	}
 	close(fds[1]);
@@ -1192,17 +1415,50 @@ capture_for_grading(struct helper *h, char **ret_diff, size_t *ret_len, char **r
 		*ret_refused = true;
 		return sb_error_set(err, EINVAL, "%s", msg);
 	}
-	if (b.s[0] != 0 || b.len < 17)
+	/* What the child sent is checked, not trusted: it read the agent's tree. */
+	if (b.s[0] != 0 || b.len < 25)
 		return sb_error_set(err, EPROTO, "short capture");
 	memcpy(&l1, b.s + 1, 8);
-	if (l1 > b.len - 17)
+	if (l1 > b.len - 25)
 		return sb_error_set(err, EPROTO, "bad capture");
 	memcpy(&l2, b.s + 9 + l1, 8);
-	if (l2 != b.len - 17 - l1)
+	if (l2 > b.len - 25 - l1)
 		return sb_error_set(err, EPROTO, "bad capture");
-	*ret_diff = sb_xmemdup(b.s + 9, l1);
-	*ret_len = l1;
-	*ret_commits = sb_xmemdup(b.s + 17 + l1, l2);
+	memcpy(&nf, b.s + 17 + l1 + l2, 8);
+	at = 25 + l1 + l2;
+	if (nf > SB_GIT_CHANGED_FILES_MAX)
+		return sb_error_set(err, EPROTO, "bad capture");
+	memset(ret, 0, sizeof(*ret));
+	ret->files = sb_xcalloc(nf > 0 ? nf : 1, sizeof(*ret->files));
+	for (uint64_t i = 0; i < nf; i++) {
+		struct sb_git_file *f = &ret->files[i];
+		uint64_t rec[5];
+
+		if (b.len - at < sizeof(rec) + 2)
+			break;
+		memcpy(rec, b.s + at, sizeof(rec));
+		at += sizeof(rec);
+		f->status = (enum sb_git_status)(unsigned char)b.s[at];
+		f->binary = b.s[at + 1] != 0;
+		at += 2;
+		if (rec[0] > l1 || rec[1] > l1 - rec[0] || rec[4] == 0 || rec[4] > 4096 ||
+		    rec[4] > b.len - at || memchr(b.s + at, '\0', rec[4]) != NULL)
+			break;
+		f->diff_off = rec[0];
+		f->diff_len = rec[1];
+		f->additions = rec[2];
+		f->deletions = rec[3];
+		f->path = sb_xstrndup(b.s + at, rec[4]);
+		at += rec[4];
+		ret->nfiles++;
+	}
+	if (ret->nfiles != nf || at != b.len) {
+		grading_capture_release(ret);
+		return sb_error_set(err, EPROTO, "bad capture file table");
+	}
+	ret->diff = sb_xmemdup(b.s + 9, l1);
+	ret->len = l1;
+	ret->commits = sb_xmemdup(b.s + 17 + l1, l2);
 	return 0;
 }
 
@@ -1212,11 +1468,13 @@ static const char *const no_history[] = { ".git", NULL };
 int
 work_prepare_grading(struct helper *h, struct job_spec *j)
 {
-	_cleanup_free_ char *diff = NULL, *commits = NULL, *git = NULL;
+	_cleanup_free_ char *git = NULL;
 	_cleanup_close_ int repo = -1, gfd = -1, src = -1;
+	_cleanup_(grading_capture_release) struct grading_capture cap = { 0 };
+	_cleanup_buf_ struct sb_buf graded = SB_BUF_INIT((size_t)SB_GIT_DIFF_MAX);
+	json_auto_t *reverted = NULL, *scope = NULL, *baseline = NULL;
 	struct sb_error *err = NULL;
 	struct sb_copy_opts o;
-	size_t len = 0;
 
 	/* 1. A fresh runner session. */
 	if (work_new_session(h, &err) < 0) {
@@ -1234,7 +1492,7 @@ work_prepare_grading(struct helper *h, struct job_spec *j)
 	{
 		bool refused = false;
 
-		if (capture_for_grading(h, &diff, &len, &commits, &refused, &err) < 0) {
+		if (capture_for_grading(h, &cap, &refused, &err) < 0) {
 			int rc;
 
 			sb_log(SB_LOG_ERROR, "prepare_grading: %s", sb_error_message(err));
@@ -1245,12 +1503,42 @@ work_prepare_grading(struct helper *h, struct job_spec *j)
 			return failed(rc);
 		}
 	}
-	if (sb_write_file_atomic_at(h->results_fd, "final.patch", diff, len, 0644, &err) < 0 ||
-	    sb_write_file_atomic_at(h->results_fd, "commits.log", commits, strlen(commits), 0644,
-		&err) < 0) {
+	if (sb_write_file_atomic_at(h->results_fd, "final.patch", cap.diff, cap.len, 0644, &err) < 0 ||
+	    sb_write_file_atomic_at(h->results_fd, "commits.log", cap.commits, strlen(cap.commits),
+		0644, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "prepare_grading: %s", sb_error_message(err));
 		sb_error_release(&err);
 		return failed(dproto_reply_error(j->reply_fd, 500, "cannot write final.patch"));
+	}
+	/*
+	 * 3b. What is graded: the patch without what it does to the paths the task protects
+	 * (its tests, their registration, its harness: grading.h), which grading keeps as the
+	 * pristine tree has them, so a patch cannot pass by changing the checks. final.patch
+	 * stays the patch as captured; what was left out is in the reply, for result.json.
+	 */
+	if (grading_patch(h->c->task, cap.diff, cap.len, cap.files, cap.nfiles, &graded, &reverted,
+		&err) < 0) {
+		sb_log(SB_LOG_ERROR, "prepare_grading: %s", sb_error_message(err));
+		sb_error_release(&err);
+		return failed(dproto_reply_error(j->reply_fd, 500, "cannot split the patch"));
+	}
+	scope = grading_scope(h->c->task, cap.diff, cap.files, cap.nfiles);
+	if (json_integer_value(json_object_get(reverted, "count")) > 0) {
+		sb_log(SB_LOG_INFO, "prepare_grading: %lld protected path(s) graded as pristine",
+		    (long long)json_integer_value(json_object_get(reverted, "count")));
+		if (sb_write_file_atomic_at(h->results_fd, "graded.patch", graded.s ? graded.s : "",
+			graded.len, 0644, &err) < 0) {
+			sb_log(SB_LOG_WARN, "prepare_grading: %s", sb_error_message(err));
+			sb_error_release(&err);
+		}
+	}
+	/* The task's baseline (dataset verify --update-baseline), for the evaluator. */
+	if (sb_json_load_file_at(h->bench_fd, "baseline.json", SB_JSON_FILE_MAX, &baseline, &err) < 0) {
+		if (sb_error_code(err) != ENOENT)
+			sb_log(SB_LOG_WARN, "prepare_grading: baseline.json: %s, ignoring",
+			    sb_error_message(err));
+		sb_error_release(&err);
+		baseline = NULL;
 	}
 	/*
 	 * 4. A fresh copy of the pristine source for the runner, without its history: the
@@ -1272,8 +1560,8 @@ work_prepare_grading(struct helper *h, struct job_spec *j)
 		sb_error_release(&err);
 		return failed(dproto_reply_error(j->reply_fd, 500, "cannot copy the pristine source"));
 	}
-	/* 5. ...with the agent's patch applied by the runner, never by root. */
-	if (len > 0) {
+	/* 5. ...with the agent's patch (as graded) applied by the runner, never by root. */
+	if (graded.len > 0) {
 		char *argv[] = { (char *)"git", (char *)"apply", (char *)"--binary", (char *)"-", NULL };
 		struct sb_cmd_result r;
 
@@ -1281,7 +1569,8 @@ work_prepare_grading(struct helper *h, struct job_spec *j)
 			sb_error_release(&err);
 			return failed(dproto_reply_error(j->reply_fd, 500, "git apply failed: no git"));
 		}
-		run_as_runner(h, git, argv, src, j->home, h->c->test_timeout, diff, len, NULL, &r);
+		run_as_runner(h, git, argv, src, j->home, h->c->test_timeout, graded.s, graded.len,
+		    NULL, false, &r);
 		write_log(h, "patch", "git apply --binary final.patch", &r);
 		if (r.exit_code != 0) {
 			int rc = dproto_reply_error(j->reply_fd, 500, "git apply failed: %s", r.err.s);
@@ -1292,7 +1581,9 @@ work_prepare_grading(struct helper *h, struct job_spec *j)
 		sb_cmd_result_release(&r);
 	}
 	{
-		json_auto_t *ok = json_pack("{s:b}", "success", 1);
+		json_auto_t *ok = json_pack("{s:b, s:O, s:O, s:O, s:o}", "success", 1, "reverted",
+		    reverted, "scope", scope, "baseline", baseline != NULL ? baseline : json_null(),
+		    "sanitizer", sb_json_string_or_null(h->c->task->sanitizer.s));
 
 		return done(dproto_reply(j->reply_fd, 200, ok));
 	}

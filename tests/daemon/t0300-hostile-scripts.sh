@@ -483,6 +483,58 @@ else
 	diag "no small loop file system here: the inode check is not tried"
 fi
 
+# The grading build's oracle facts: what each object the build made is instrumented with,
+# and which sanitizer interface it defines or controls it calls (read as the runner).
+make_fixture
+cat >"$D/bench/scripts/build.sh" <<'EOT'
+#!/bin/bash
+set -e
+cat >clean.c <<'C'
+int clean(int *p) { return p[1]; }
+C
+cat >hook.c <<'C'
+const char *__asan_default_options(void) { return "exitcode=0"; }
+int hooked(int *p) { return p[2]; }
+C
+cat >quiet.c <<'C'
+void __sanitizer_set_report_path(const char *);
+__attribute__((constructor)) static void quiet(void) { __sanitizer_set_report_path("/dev/null"); }
+int loud(int *p) { return p[3]; }
+C
+cat >plain.c <<'C'
+int plain(int *p) { return p[4]; }
+C
+cat >exempt.c <<'C'
+__attribute__((no_sanitize_address)) int exempt(int *p) { return p[5]; }
+C
+gcc -fsanitize=address -c clean.c hook.c quiet.c exempt.c
+gcc -c plain.c
+mkdir -p lib && ar rcs lib/libx.a clean.o plain.o
+printf '\177ELF garbage that no reader will take for an object' >broken.o
+ln -s /etc/passwd linked.o
+echo oracle-built
+EOT
+chmod 0755 "$D/bench/scripts/build.sh"
+start_daemon 2 || bail "daemon did not start for the oracle check"
+r=$(req agent POST '/tool/bencher?action=build' '{}')
+like "$r" '^200 .*oracle-built' "oracle: an agent-side build"
+unlike "$r" '"oracle"' "oracle: carries no facts (they are for grading)"
+is "$(status admin POST /admin/agent_exited '{}')" 200 "oracle: agent_exited"
+is "$(status admin POST /prepare_grading '{}')" 200 "oracle: prepare_grading"
+r=$(req admin POST '/tool/bencher?action=build' '{"grading":true}')
+echo "${r#* }" >"$SB_TMP/oracle.json"
+og() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["oracle"]; print(eval(sys.argv[2]))' "$SB_TMP/oracle.json" "$1" 2>&1; }
+like "$r" 'oracle-built' "oracle: the grading build ran"
+is "$(og 'sorted((k, v["asan"], v["checks"]) for k, v in d["objects"].items())')" \
+	"[('clean.o', True, True), ('exempt.o', True, False), ('hook.o', True, True), ('lib/libx.a(clean.o)', True, True), ('lib/libx.a(plain.o)', False, False), ('plain.o', False, False), ('quiet.o', True, True)]" \
+	"oracle: each object, plain and in an archive, instrumented, exempted or not"
+is "$(og '[(h["object"], h["symbol"]) for h in d["hooks"]]')" "[('hook.o', '__asan_default_options')]" \
+	"oracle: the object that defines a sanitizer hook is named, with the hook"
+is "$(og '[(c["object"], c["symbol"]) for c in d["calls"]]')" "[('quiet.o', '__sanitizer_set_report_path')]" \
+	"oracle: the object that calls a sanitizer control is named"
+is "$(og 'd["unreadable"]')" "['broken.o']" "oracle: an ELF file the reader refuses is listed, a link is not followed"
+stop_daemon
+
 # A support directory only run.sh names (a PoC driver) is for the PoC check alone: a build
 # or a test, whose output the agent gets at level 2, cannot read it.
 make_fixture
