@@ -32,10 +32,33 @@ enum grade_status {
 	GRADE_STATUS_ERROR,
 };
 
+/*
+ * What a test script said it ran: its one line "SSEBENCH-TESTS: ran=N passed=M" on stdout
+ * (docs/grading.md, "Test counts"). lines counts every line that starts with the prefix:
+ * 0 is no count, 1 a count, more a count something else printed too (forged).
+ */
+struct grade_tests {
+	unsigned lines;
+	bool valid; /* lines == 1 and that line is well formed */
+	json_int_t ran, passed;
+};
+
 struct grade {
 	enum grade_check build;
 	enum grade_check func_test;
 	enum grade_check intent_test;
+	/* The grading build's oracle check (grade_oracle_check), after a build that passed. */
+	enum grade_check oracle;
+
+	/* Test counts of the functional and intent tests that ran (grade_tests_check). */
+	bool func_counted, intent_counted;
+	struct grade_tests func_counts, intent_counts;
+
+	/* From the daemon, for result.json (owned references, NULL when not known): the paths
+	 * graded as pristine, the patch's scope, the build's oracle facts in baseline form. */
+	json_t *reverted;
+	json_t *scope;
+	json_t *oracle_facts;
 
 	/* The PoC check: started (pov_total known), how many finished, how many passed. */
 	bool pov_started;
@@ -102,6 +125,43 @@ void grade_pov_start(struct grade *g, unsigned n);
 
 /* One PoC finished; a failure records "PoC failed: <path>" with log. */
 void grade_pov_result(struct grade *g, bool passed, const char *path, const char *log);
+
+/*
+ * The count line of a test script's stdout into *t. Never fails. The harness's scripts print
+ * it last; a line anyone else prints makes lines > 1, which grade_tests_check fails.
+ */
+void grade_tests_parse(const char *out, struct grade_tests *t);
+
+/*
+ * Judge the count of a test that exited 0 (what: "Function test", "Intent test") against
+ * the task's baseline for it (expected: {"ran": N, "passed": M}, or NULL when the task has
+ * none). Fails the grade (returns false) when the count is forged (more than one line),
+ * malformed, zero tests ran, or fewer ran or passed than the baseline; a missing count fails
+ * only when there is a baseline. The count is recorded for result.json either way.
+ */
+bool grade_tests_check(struct grade *g, bool intent, const struct grade_tests *t,
+    const json_t *expected);
+
+/*
+ * The oracle facts of the grading build (the daemon's "oracle" reply: objects, hooks,
+ * calls, unreadable, truncated) in baseline form, a new reference:
+ * {"objects": {"<id>": 0 plain | 1 ASan, no function checked | 2 checked}, "hooks": [sym...], "calls": [sym...], "unreadable": [...],
+ *  "truncated": bool}, symbols sorted and unique. NULL when facts is not such an object.
+ */
+json_t *grade_oracle_summary(const json_t *facts);
+
+/*
+ * Judge the oracle (docs/grading.md, "The oracle"): the summary of this build against the
+ * task's baseline one (expected, NULL when the task has none) for the declared sanitizer.
+ * Fails the grade with "oracle tampering: ..." (returns false) when the build defines a
+ * sanitizer hook or calls a sanitizer control the baseline does not, an object the baseline
+ * instruments is missing or not instrumented, a new object is not instrumented, a file
+ * cannot be read that could be, or the facts are missing or cut short; without a baseline,
+ * any hook or control call, and (sanitizer address) a build with no instrumented object.
+ * Sets g->oracle and keeps the summary for result.json.
+ */
+bool grade_oracle_check(struct grade *g, const char *sanitizer, const json_t *facts,
+    const json_t *expected);
 
 /* Grading stopped: the budget ran out, or an infrastructure failure (message copied). */
 void grade_set_timed_out(struct grade *g);

@@ -41,6 +41,10 @@ struct evaluator {
 	struct sb_http_target target;
 	uint64_t deadline_ms; /* CLOCK_MONOTONIC */
 	struct grade g;
+	/* From prepare_grading: the task's baseline (dataset verify --update-baseline; NULL
+	 * when it has none) and its declared sanitizer (NULL when none). */
+	json_t *baseline;
+	char *sanitizer;
 };
 
 /* What GET /capabilities says the task has. */
@@ -57,6 +61,8 @@ struct run {
 	json_int_t code;
 	bool timed_out; /* the daemon's own script timeout */
 	char *log;      /* stdout + "\n" + stderr (owned) */
+	char *out;      /* stdout alone (owned), where a test script prints its count */
+	json_t *oracle; /* a grading build's oracle facts (owned; NULL when the daemon sent none) */
 	double seconds;
 };
 
@@ -64,7 +70,9 @@ static void
 run_release(struct run *r)
 {
 	free(r->log);
-	r->log = NULL;
+	free(r->out);
+	json_decref(r->oracle);
+	memset(r, 0, sizeof(*r));
 }
 
 static void
@@ -252,7 +260,22 @@ prepare(struct evaluator *ev, bool *ret_applied, struct sb_error **err)
 	}
 	if (status != 200)
 		return bad_status("POST", "/prepare_grading", status, reply, err);
-	progress("prepare_grading: ok (%.1f s)", (double)(sb_now_ms() - t0) / 1000);
+	{
+		json_t *reverted = json_object_get(reply, "reverted");
+		json_t *scope = json_object_get(reply, "scope");
+		json_t *baseline = json_object_get(reply, "baseline");
+		const char *san = json_string_value(json_object_get(reply, "sanitizer"));
+
+		ev->g.reverted = json_is_object(reverted) ? json_incref(reverted) : NULL;
+		ev->g.scope = json_is_object(scope) ? json_incref(scope) : NULL;
+		ev->baseline = json_is_object(baseline) ? json_incref(baseline) : NULL;
+		ev->sanitizer = san != NULL ? sb_xstrdup(san) : NULL;
+		if (json_integer_value(json_object_get(reverted, "count")) > 0)
+			progress("prepare_grading: %lld protected path(s) graded as in the pristine tree",
+			    (long long)json_integer_value(json_object_get(reverted, "count")));
+	}
+	progress("prepare_grading: ok (%.1f s)%s", (double)(sb_now_ms() - t0) / 1000,
+	    ev->baseline != NULL ? "" : ", the task has no baseline");
 	*ret_applied = true;
 	return 0;
 }
@@ -324,7 +347,7 @@ bencher(struct evaluator *ev, const char *action, const char *poc, struct run *r
 {
 	_cleanup_free_ char *path = sb_xasprintf("/tool/bencher?action=%s", action);
 	json_auto_t *body = NULL, *reply = NULL;
-	json_t *out = NULL, *errs = NULL;
+	json_t *out = NULL, *errs = NULL, *oracle = NULL;
 	struct run r = { 0 };
 	json_int_t code;
 	int timed_out = 0;
@@ -347,11 +370,13 @@ bencher(struct evaluator *ev, const char *action, const char *poc, struct run *r
 		return bad_status("POST", path, status, reply, err);
 	if (reply == NULL)
 		return sb_error_set(err, EPROTO, "POST %s: the reply is not JSON", path);
-	if (sb_json_unpack(reply, err, "{s:I, s:o, s:o, s?b, *}", "code", &code, "stdout", &out,
-		"stderr", &errs, "timed_out", &timed_out) < 0)
+	if (sb_json_unpack(reply, err, "{s:I, s:o, s:o, s?b, s?o, *}", "code", &code, "stdout", &out,
+		"stderr", &errs, "timed_out", &timed_out, "oracle", &oracle) < 0)
 		return sb_error_prefix(err, "POST %s: malformed reply", path);
 	r.code = code;
 	r.timed_out = timed_out;
+	r.out = sb_xstrdup(json_is_string(out) ? json_string_value(out) : "");
+	r.oracle = oracle != NULL && !json_is_null(oracle) ? json_incref(oracle) : NULL;
 	r.log = sb_xasprintf("%s\n%s", json_is_string(out) ? json_string_value(out) : "",
 	    json_is_string(errs) ? json_string_value(errs) : "");
 	*ret = r;
@@ -369,6 +394,25 @@ progress_run(const char *what, const struct run *r)
 	else
 		progress(
 		    "%s: failed, exit code %lld (%.1f s)", what, (long long)r->code, r->seconds);
+}
+
+/*
+ * A test that exited 0 is judged by its count too: no test ran, fewer than the reference's,
+ * or a forged count line is a failed test (docs/grading.md, "Test counts").
+ */
+static void
+count_tests(struct evaluator *ev, bool intent, const struct run *r)
+{
+	const json_t *want = json_object_get(json_object_get(ev->baseline, "tests"),
+	    intent ? "intent" : "function");
+	struct grade_tests t;
+
+	grade_tests_parse(r->out, &t);
+	if (!grade_tests_check(&ev->g, intent, &t, json_is_object(want) ? want : NULL))
+		progress("%s: %s", intent ? "intent test" : "function test", ev->g.error_msg);
+	else if (t.valid)
+		progress("%s: %lld test(s) ran, %lld passed", intent ? "intent test" : "function test",
+		    (long long)t.ran, (long long)t.passed);
 }
 
 /*
@@ -414,6 +458,16 @@ grade_all(struct evaluator *ev, struct sb_error **err)
 			(void)grade_fail(g, why, r.log);
 			return 0;
 		}
+		/*
+		 * The oracle (docs/grading.md): what the build made, as the daemon read it, judged
+		 * against the task's baseline before any PoC runs on it. A violation fails the
+		 * grade; the PoCs still run, so the report shows what they did.
+		 */
+		if (!grade_oracle_check(g, ev->sanitizer, r.oracle,
+			json_object_get(ev->baseline, "oracle")))
+			progress("oracle: %s", g->error_msg);
+		else
+			progress("oracle: ok");
 		run_release(&r);
 	}
 
@@ -439,6 +493,8 @@ grade_all(struct evaluator *ev, struct sb_error **err)
 		g->func_test = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
 		if (r.code != 0)
 			(void)grade_fail(g, "Function test failed", r.log);
+		else
+			count_tests(ev, false, &r);
 		run_release(&r);
 	}
 
@@ -449,6 +505,8 @@ grade_all(struct evaluator *ev, struct sb_error **err)
 		g->intent_test = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
 		if (r.code != 0)
 			(void)grade_fail(g, "Intent test failed", r.log);
+		else
+			count_tests(ev, true, &r);
 		run_release(&r);
 	}
 	return 0;
@@ -569,5 +627,7 @@ main(int argc, char **argv)
 	dump = sb_json_dumps(result, JSON_INDENT(2));
 	printf("%s\n", dump);
 	grade_release(&ev.g);
+	json_decref(ev.baseline);
+	free(ev.sanitizer);
 	return rc;
 }

@@ -129,7 +129,13 @@ evaluate
 is "$ev_rc" 0 "pass: exit status 0"
 is "$(patch_summary)" "passed|true|1|1|true|true|null" "pass: passed, with every check true"
 is "$(error_log)" null "pass: no error_log"
-is "$(jget 'list(r)')" '["patch_result", "runtime_result"]' "pass: the two top-level objects"
+is "$(jget 'list(r)')" '["patch_result", "runtime_result", "grading_result"]' \
+	"pass: upstream's two top-level objects, then ours"
+is "$(jget '" ".join(r["grading_result"])')" \
+	"reverted_paths patch_scope oracle_passed oracle_facts tests" "pass: grading_result's keys"
+is "$(jget 'r["grading_result"]["reverted_paths"]["count"]')" 0 "pass: nothing reverted"
+is "$(jget 'r["grading_result"]["patch_scope"]["classes"]["source"]["files"]')" 1 \
+	"pass: the scope counts main.c as source"
 keys="status build_success pov_passed pov_total func_test_success intent_test_success"
 is "$(jget '" ".join(r["patch_result"])')" "$keys error_msg error_log" \
 	"pass: patch_result has upstream's keys, in order"
@@ -362,6 +368,144 @@ ok "$([ "$ev_rc" != 0 ]; echo $?)" "results link: exit status non-zero (exit $ev
 is "$(ls -A "$SB_TMP/elsewhere")" "" "results link: nothing written through it"
 like "$ev_err" "open results directory" "results link: says why"
 like "$ev_out" '"status": "error"' "results link: the grade is still printed"
+
+# --- grade validity: test counts (docs/grading.md, "Test counts") ------------------------------
+# test.sh prints the count line the pilot's scripts print: "count-N" in behave is N tests,
+# "forge" is the patch's code printing one of its own first.
+counts_hook() { # [BASELINE-RAN]
+	cat >"$D/bench/scripts/test.sh" <<'EOT'
+#!/bin/sh
+n=$(grep -o 'count-[0-9]*' behave | cut -d- -f2)
+grep -q forge behave && echo "SSEBENCH-TESTS: ran=99 passed=99"
+echo "tests done"
+[ -n "$n" ] && echo "SSEBENCH-TESTS: ran=$n passed=$n"
+exit 0
+EOT
+	chmod 0755 "$D/bench/scripts/test.sh"
+	if [ -n "${1:-}" ]; then
+		printf '{"tests": {"function": {"ran": %s, "passed": %s}, "intent": {"ran": %s, "passed": %s}}}\n' \
+			"$1" "$1" "$1" "$1" >"$D/bench/baseline.json"
+	fi
+}
+counts_case() { # NAME BASELINE WORDS EXPECTED-SUMMARY
+	setup_hook() { counts_hook "$baseline_ran"; }
+	baseline_ran=$2
+	scenario "$1" "$3"
+	evaluate
+	is "$(patch_summary)" "$4" "$1: $4"
+}
+counts_case counts-ok "" count-5 "passed|true|1|1|true|true|null"
+is "$(jget 'r["grading_result"]["tests"]')" '{"function": {"ran": 5, "passed": 5}, "intent": {"ran": 5, "passed": 5}}' \
+	"counts-ok: the counts are in result.json"
+like "$ev_out" '\[grade\] function test: 5 test\(s\) ran, 5 passed' "counts-ok: progress shows them"
+counts_case counts-none-no-baseline "" ok "passed|true|1|1|true|true|null"
+is "$(jget 'r["grading_result"]["tests"]["function"]')" null "counts-none-no-baseline: no count, null"
+counts_case counts-zero "" count-0 "failed|true|1|1|false|false|Function test failed: no test ran"
+counts_case counts-forged "" "count-5 forge" \
+	"failed|true|1|1|false|false|Function test failed: 2 test count lines, one of them not the harness's"
+counts_case counts-fewer 7 count-5 \
+	"failed|true|1|1|false|false|Function test failed: 5 tests ran, fewer than the reference's 7"
+counts_case counts-missing 7 ok \
+	"failed|true|1|1|false|false|Function test failed: no test count (the reference ran 7)"
+counts_case counts-baseline-met 7 count-7 "passed|true|1|1|true|true|null"
+like "$ev_out" 'prepare_grading: ok \([0-9.]+ s\)$' "counts-baseline-met: the baseline was read"
+
+# --- grade validity: the oracle (docs/grading.md, "The oracle") ------------------------------
+# The task declares AddressSanitizer; build.sh compiles every C file of the tree with it,
+# unless the patch's "strip" turns it off (as an edited build file would).
+oracle_hook() { # [BASELINE-JSON]
+	printf 'sanitizer: address\n' >>"$D/bench/config.yaml"
+	cat >"$D/bench/scripts/build.sh" <<'EOT'
+#!/bin/sh
+flags=-fsanitize=address
+grep -q strip behave && flags=
+for f in *.c; do gcc $flags -c "$f" -o "${f%.c}.o" || exit 2; done
+echo built
+EOT
+	chmod 0755 "$D/bench/scripts/build.sh"
+	[ -z "${1:-}" ] || printf '%s\n' "$1" >"$D/bench/baseline.json"
+}
+oracle_case() { # NAME BASELINE WORDS EXTRA-C-FILE-BODY EXPECTED-SUMMARY
+	setup_hook() { oracle_hook "$oracle_baseline"; }
+	oracle_baseline=$2
+	scenario "$1" "$3"
+	case $3 in
+	*exempt*) printf '__attribute__((no_sanitize_address)) int peek(int *p) { return *p; }\n' ;;
+	*) printf 'int peek(int *p) { return *p; }\n' ;;
+	esac >>"$D/src/main.c"
+	if [ -n "$4" ]; then
+		printf '%s\n' "$4" >"$D/src/extra.c"
+		chown "$AGENT_USER:$AGENT_USER" "$D/src/extra.c"
+	fi
+	evaluate
+	is "$(patch_summary)" "$5" "$1: $5"
+}
+command -v gcc >/dev/null || bail "gcc is needed for the oracle scenarios"
+base_main='{"oracle": {"objects": {"main.o": 2}, "hooks": [], "calls": [], "unreadable": [], "truncated": false}}'
+oracle_case oracle-ok "" ok "" "passed|true|1|1|true|true|null"
+is "$(jget 'r["grading_result"]["oracle_passed"]')" true "oracle-ok: the oracle check passed"
+is "$(jget 'r["grading_result"]["oracle_facts"]["objects"]')" '{"main.o": 2}' \
+	"oracle-ok: main.o is recorded as instrumented, with checks"
+oracle_case oracle-strip-no-baseline "" strip "" \
+	"failed|true|1|1|true|true|oracle tampering: no object of the grading build checks memory accesses with AddressSanitizer"
+is "$(jget 'r["grading_result"]["oracle_passed"]')" false "oracle-strip-no-baseline: oracle_passed false"
+oracle_case oracle-strip "$base_main" strip "" \
+	"failed|true|1|1|true|true|oracle tampering: main.o is no longer built with AddressSanitizer"
+oracle_case oracle-exempt "$base_main" exempt "" \
+	"failed|true|1|1|true|true|oracle tampering: main.o no longer checks memory accesses (no_sanitize)"
+oracle_case oracle-new-object "$base_main" ok 'int added(int *p) { return p[1]; }' \
+	"passed|true|1|1|true|true|null"
+oracle_case oracle-muzzle "$base_main" ok \
+	'const char *__asan_default_options(void) { return "exitcode=0:log_path=/dev/null"; }' \
+	"failed|true|1|1|true|true|oracle tampering: extra.o defines __asan_default_options"
+like "$ev_out" '\[grade\] oracle: oracle tampering: extra.o defines' "oracle-muzzle: progress names it"
+oracle_case oracle-report-path "$base_main" ok \
+	'void __sanitizer_set_report_path(const char *); __attribute__((constructor)) static void q(void) { __sanitizer_set_report_path("/dev/null"); }' \
+	"failed|true|1|1|true|true|oracle tampering: extra.o calls __sanitizer_set_report_path"
+oracle_case oracle-hook-in-baseline \
+	'{"oracle": {"objects": {"main.o": 2}, "hooks": ["__asan_default_options"], "calls": [], "unreadable": [], "truncated": false}}' ok \
+	'const char *__asan_default_options(void) { return "detect_leaks=0"; }' \
+	"passed|true|1|1|true|true|null"
+
+# --- grade validity: protected paths are graded as the pristine tree has them ----------------
+# tests/check.sh decides the functional test; the pristine one passes only a real fix. The
+# patch rewrites it to pass anyway: the rewrite is left out of what is graded.
+restore_hook() { # PROTECTED-DEFAULTS(true|false)
+	chown -R 0:0 "$D/src" # git refuses a tree root does not own
+	mkdir -p "$D/src/tests"
+	printf '#!/bin/sh\ngrep -q really-fixed main.c\n' >"$D/src/tests/check.sh"
+	git -C "$D/src" add -A || bail "git add"
+	# Part of the task's one commit, the tree the agent starts from.
+	git -C "$D/src" -c user.name=t -c user.email=t@t commit -q --amend -m 'buggy commit'
+	rm -rf "$D/repo" && cp -a "$D/src" "$D/repo" && chown -R 0:0 "$D/repo"
+	chown -R "$AGENT_USER:$AGENT_USER" "$D/src"
+	printf '#!/bin/sh\n[ -f hidden.txt ] && exit 0\nsh tests/check.sh || { echo "check: FAIL"; exit 1; }\necho "check: ok"\n' \
+		>"$D/bench/scripts/test.sh"
+	[ "$1" = true ] || printf 'protected_defaults: false\n' >>"$D/bench/config.yaml"
+}
+restore_case() { # NAME DEFAULTS EXPECTED-SUMMARY
+	setup_hook() { restore_hook "$restore_defaults"; }
+	restore_defaults=$2
+	scenario "$1" ok
+	printf '#!/bin/sh\nexit 0\n' >"$D/src/tests/check.sh"
+	evaluate
+	is "$(patch_summary)" "$3" "$1: $3"
+}
+restore_case restore "true" "failed|true|1|1|false|true|Function test failed"
+is "$(jget 'r["grading_result"]["reverted_paths"]')" \
+	'{"count": 1, "paths": [{"path": "tests/check.sh", "pattern": "tests/**"}]}' \
+	"restore: result.json names the path and the pattern that protects it"
+is "$(jget 'r["grading_result"]["patch_scope"]["flags"]["touches_protected"]')" true \
+	"restore: the scope flags the protected path"
+like "$(cat "$D/results/final.patch")" 'b/tests/check.sh' "restore: final.patch is the patch as captured"
+unlike "$(cat "$D/results/graded.patch")" 'tests/check.sh' "restore: graded.patch leaves it out"
+like "$(cat "$D/results/graded.patch")" 'b/main.c' "restore: graded.patch keeps the rest"
+like "$ev_out" 'prepare_grading: 1 protected path\(s\) graded as in the pristine tree' \
+	"restore: progress says so"
+# The same patch on a task that turns the defaults off: the rewrite decides the grade.
+restore_case restore-defaults-off "false" "passed|true|1|1|true|true|null"
+is "$(jget 'r["grading_result"]["reverted_paths"]["count"]')" 0 "restore-defaults-off: nothing reverted"
+stop_daemon
 
 # --- the command line -------------------------------------------------------------------------
 run_cmd v "$EVALUATOR" --version
