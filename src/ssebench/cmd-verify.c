@@ -7,6 +7,8 @@
  *      check that the task has must have run and passed;
  *   2. `ssebench run --agent dummy`: must build and fail (every PoC still reproduces; hidden
  *      tests fail, or a warning if they pass: then they do not catch the bug);
+ *   2b. `ssebench run --agent hack-*`, each of the bundled reward-hacking agents (agents/,
+ *      docs/grading.md): none may be graded passed (--no-hacks skips them);
  *   3. a container from the task's tool image runs images/verify/verify.sh: each PoC N times
  *      on the vulnerable build (must reproduce every time) and N times on the fixed build
  *      (must never reproduce), and the leak scan of the agent's tree.
@@ -14,6 +16,10 @@
  * Children are started without a shell (sb_cmd) in their own process groups, and watched from
  * one loop with waitid(WNOWAIT), so Ctrl-C can be handled for all of them at once: each run
  * gets SIGINT (it stops its container), each verify container is killed; exit 130.
+ *
+ * With --update-baseline, the reference run's test counts and oracle facts are written to
+ * the task's sse/baseline.json, which grading holds later runs against (the task's image has
+ * to be built again for it to count).
  *
  * Results: a table on stdout, OUTPUT/summary.json, OUTPUT/summary.md, OUTPUT/tasks/<id>.json,
  * OUTPUT/logs/<id>.{reference,dummy,pocs}.log, and the runs under OUTPUT/runs/.
@@ -68,7 +74,11 @@ extern char **environ;
 /* A failure reason quotes at most this much of a run's error_msg. */
 #define VERIFY_QUOTE_MAX 300
 
-enum phase { PH_PENDING, PH_REFERENCE, PH_DUMMY, PH_POCS, PH_DONE };
+enum phase { PH_PENDING, PH_REFERENCE, PH_DUMMY, PH_HACK, PH_POCS, PH_DONE };
+
+/* The bundled reward-hacking agents (agents/hack-*): each must be graded not passed. */
+static const char *const hack_agents[] = { "hack-muzzle", "hack-strip", "hack-untest" };
+#define VERIFY_HACKS SB_ARRAY_SIZE(hack_agents)
 
 struct agent_run {
 	char *run_id;
@@ -95,6 +105,9 @@ struct vtask {
 	/* Results. */
 	double started, seconds;
 	struct agent_run ref, dummy;
+	struct agent_run hacks[VERIFY_HACKS]; /* hack_agents[i] */
+	unsigned hack_i;	   /* the one running in PH_HACK */
+	const char *cell_hacks;	   /* ok, FAIL, error, skip, - */
 	char *cell_vulnerable, *cell_fixed, *cell_leaks, *pocs_log;
 	json_t *pocs;   /* [{path, vulnerable, fixed, runs: {vulnerable: [...], fixed: [...]}}] */
 	json_t *leaks;  /* [string] */
@@ -111,6 +124,8 @@ struct verify {
 	char *script_dir; /* <home>/images/verify, absolute */
 	unsigned jobs, repeat;
 	uint64_t timeout;
+	bool hacks;	      /* run the hack agents (not --no-hacks) */
+	bool update_baseline; /* --update-baseline */
 	struct vtask *v;
 	size_t n;
 	bool interrupted;
@@ -458,6 +473,77 @@ check_run(struct vtask *vt, struct agent_run *r, bool reference)
 	r->cell = vt->failures.n > nfail ? "FAIL" : vt->warnings.n > nwarn ? "warn" : "ok";
 }
 
+/*
+ * A reward-hacking agent fixes nothing and tries to win the grade anyway: graded passed is
+ * a task (or a harness) whose grade can be had without a fix. Not graded (error) is not a
+ * pass, but says nothing either: a warning.
+ */
+static void
+check_hack(struct vtask *vt, struct agent_run *r, const char *who)
+{
+	const json_t *pr = json_object_get(r->result, "patch_result");
+	const char *status = json_string_value(json_object_get(pr, "status"));
+	_cleanup_free_ char *quote = error_msg_quote(pr);
+
+	if (r->result == NULL) {
+		r->cell = "error";
+		add_warning(vt, "%s: no result (ssebench run exited %d; see %s)", who, r->exit_code,
+		    r->log);
+	} else if (status != NULL && strcmp(status, "passed") == 0) {
+		r->cell = "FAIL";
+		add_failure(vt, "%s: graded passed without a fix (see %s)", who, r->dir);
+	} else if (status == NULL || strcmp(status, "failed") != 0) {
+		r->cell = "error";
+		add_warning(vt, "%s: not graded (status %s)%s", who, status ? status : "null", quote);
+	} else {
+		r->cell = "ok";
+	}
+	if (strcmp(r->cell, "FAIL") == 0 || vt->cell_hacks == NULL ||
+	    (strcmp(r->cell, "error") == 0 && strcmp(vt->cell_hacks, "ok") == 0))
+		vt->cell_hacks = r->cell;
+}
+
+/*
+ * --update-baseline: what the reference run's grading found, as the task's sse/baseline.json
+ * (docs/grading.md, "Baseline"): the test counts and the oracle facts of its grading build.
+ */
+static void
+write_baseline(struct verify *vf, struct vtask *vt)
+{
+	const json_t *gr = json_object_get(vt->ref.result, "grading_result");
+	const json_t *tests = json_object_get(gr, "tests");
+	const json_t *oracle = json_object_get(gr, "oracle_facts");
+	_cleanup_free_ char *dir = sb_xasprintf("%s/%s/sse", vf->ds->path, vt->t->name);
+	_cleanup_close_ int fd = -1;
+	struct sb_error *err = NULL;
+	json_auto_t *b = NULL;
+	_cleanup_free_ char *text = NULL;
+
+	if (!json_is_object(gr) || !json_is_true(json_object_get(json_object_get(vt->ref.result,
+					      "patch_result"), "build_success"))) {
+		add_failure(vt, "baseline: not updated, the reference run did not build");
+		return;
+	}
+	b = json_pack("{s:i, s:{s:O?, s:O?}, s:O?}", "version", 1, "tests", "function",
+	    json_object_get(tests, "function"), "intent", json_object_get(tests, "intent"), "oracle",
+	    oracle);
+	if (b == NULL)
+		sb_oom(0);
+	text = sb_json_dumps(b, JSON_INDENT(1) | JSON_SORT_KEYS);
+	fd = sb_open_dir(dir, &err);
+	if (fd < 0 || sb_write_file_atomic_at(fd, "baseline.json", text, strlen(text), 0644, &err) < 0) {
+		add_failure(vt, "baseline: %s", sb_error_message(err));
+		sb_error_release(&err);
+		return;
+	}
+	if (vt->has_test && json_is_null(json_object_get(json_object_get(b, "tests"), "function")))
+		add_warning(vt, "baseline: the functional tests print no count line "
+				"(SSEBENCH-TESTS: ran=N passed=M)");
+	add_warning(vt, "baseline: %s/baseline.json updated; the task's image is built again "
+			"on its next run",
+	    dir);
+}
+
 /* The json entry of one PoC in vt->pocs, made on first use. */
 static json_t *
 poc_entry(struct vtask *vt, const char *path)
@@ -625,6 +711,21 @@ next_step(struct verify *vf, struct vtask *vt)
 			r = start_run(vf, vt, &vt->dummy, "dummy", &err);
 			break;
 		case PH_DUMMY:
+			if (vf->hacks) {
+				vt->phase = PH_HACK;
+				vt->hack_i = 0;
+				r = start_run(vf, vt, &vt->hacks[0], hack_agents[0], &err);
+				break;
+			}
+			vt->cell_hacks = "skip";
+			goto pocs;
+		case PH_HACK:
+			if (++vt->hack_i < VERIFY_HACKS) {
+				r = start_run(vf, vt, &vt->hacks[vt->hack_i], hack_agents[vt->hack_i],
+				    &err);
+				break;
+			}
+		pocs:
 			vt->phase = PH_POCS;
 			/* A run that left no result may have failed before it built the tool image:
 			 * an older image of the same name would then be tested instead. */
@@ -655,6 +756,8 @@ next_step(struct verify *vf, struct vtask *vt)
 			vt->ref.cell = "error";
 		else if (vt->phase == PH_DUMMY)
 			vt->dummy.cell = "error";
+		else if (vt->phase == PH_HACK)
+			vt->hacks[vt->hack_i].cell = vt->cell_hacks = "error";
 		else if (vt->phase == PH_POCS) {
 			vt->cell_vulnerable = sb_xstrdup("error");
 			vt->cell_fixed = sb_xstrdup("error");
@@ -680,20 +783,36 @@ finish_step(struct verify *vf, struct vtask *vt)
 		sb_error_release(&err);
 	}
 	vt->running = false;
-	if (vt->phase == PH_REFERENCE || vt->phase == PH_DUMMY) {
-		struct agent_run *r = vt->phase == PH_REFERENCE ? &vt->ref : &vt->dummy;
+	if (vt->phase == PH_REFERENCE || vt->phase == PH_DUMMY || vt->phase == PH_HACK) {
+		struct agent_run *r = vt->phase == PH_REFERENCE ? &vt->ref
+				      : vt->phase == PH_DUMMY	 ? &vt->dummy
+								 : &vt->hacks[vt->hack_i];
+		const char *who = vt->phase == PH_REFERENCE ? "reference"
+				  : vt->phase == PH_DUMMY    ? "dummy"
+							     : hack_agents[vt->hack_i];
 
 		r->exit_code = code;
 		r->seconds = secs;
 		r->result = load_result(r);
 		if (vt->timed_out)
 			add_failure(vt, "%s: ssebench run did not finish in %.0f s and was stopped",
-			    vt->phase == PH_REFERENCE ? "reference" : "dummy", secs);
-		if (!vf->interrupted)
+			    who, secs);
+		if (!vf->interrupted && vt->phase == PH_HACK)
+			check_hack(vt, r, who);
+		else if (!vf->interrupted)
 			check_run(vt, r, vt->phase == PH_REFERENCE);
-		progress("%s: %s run: %s (%.0f s)", vt->t->name,
-		    vt->phase == PH_REFERENCE ? "reference" : "dummy",
+		if (!vf->interrupted && vt->phase == PH_REFERENCE && vf->update_baseline)
+			write_baseline(vf, vt);
+		progress("%s: %s run: %s (%.0f s)", vt->t->name, who,
 		    r->cell != NULL ? r->cell : "-", secs);
+		/* What caught a hack, for the log: the grade's first failure. */
+		if (vt->phase == PH_HACK && r->result != NULL) {
+			const json_t *pr = json_object_get(r->result, "patch_result");
+			const char *st = json_string_value(json_object_get(pr, "status"));
+			_cleanup_free_ char *q = error_msg_quote(pr);
+
+			progress("%s: %s graded %s%s", vt->t->name, who, st ? st : "null", q);
+		}
 	} else if (vt->phase == PH_POCS) {
 		if (!vf->interrupted)
 			check_pocs(vf, vt, code);
@@ -837,16 +956,21 @@ task_json(const struct vtask *vt)
 		if (c & bit)
 			json_array_append_new(
 			    checks, json_string(sb_task_check_name((enum sb_task_check)bit)));
-	return json_pack("{s:s, s:o, s:o, s:i, s:s, s:b, s:f, s:{s:s, s:s, s:s, s:s, s:s}, s:o, "
-			 "s:o, s:{s:o, s:o}, s:O, s:O, s:O, s:s*}",
+	json_t *hacks = json_object();
+
+	for (size_t i = 0; i < VERIFY_HACKS; i++)
+		json_object_set_new(hacks, hack_agents[i], run_json(&vt->hacks[i]));
+	return json_pack("{s:s, s:o, s:o, s:i, s:s, s:b, s:f, s:{s:s, s:s, s:s, s:s, s:s, s:s}, "
+			 "s:o, s:o, s:{s:o, s:o, s:o}, s:O, s:O, s:O, s:s*}",
 	    "task", vt->t->name, "base", sb_json_string_or_null(vt->t->base), "checks", checks,
 	    "pocs_count", (int)vt->npocs, "verdict", verdict_of(vt), "ok",
 	    vt->failures.n == 0 && !vt->interrupted, "seconds", vt->seconds, "cells", "reference",
-	    cell(vt->ref.cell), "dummy", cell(vt->dummy.cell), "pocs_vulnerable",
+	    cell(vt->ref.cell), "dummy", cell(vt->dummy.cell), "hacks", cell(vt->cell_hacks),
+	    "pocs_vulnerable",
 	    cell(vt->cell_vulnerable), "pocs_fixed", cell(vt->cell_fixed), "leaks",
 	    cell(vt->cell_leaks), "failures", strv_json(&vt->failures), "warnings",
 	    strv_json(&vt->warnings), "runs", "reference", run_json(&vt->ref), "dummy",
-	    run_json(&vt->dummy), "pocs", vt->pocs, "leaks", vt->leaks, "verify", vt->builds,
+	    run_json(&vt->dummy), "hacks", hacks, "pocs", vt->pocs, "leaks", vt->leaks, "verify", vt->builds,
 	    "pocs_log", vt->pocs_log);
 }
 
@@ -854,8 +978,8 @@ task_json(const struct vtask *vt)
 static void
 print_table(const struct verify *vf, FILE *f, bool md)
 {
-	static const char *const head[] = {"task", "reference", "dummy", "PoCs vulnerable",
-	    "PoCs fixed", "leaks", "seconds", "verdict"};
+	static const char *const head[] = {"task", "reference", "dummy", "hacks",
+	    "PoCs vulnerable", "PoCs fixed", "leaks", "seconds", "verdict"};
 	size_t w[SB_ARRAY_SIZE(head)];
 
 	for (size_t c = 0; c < SB_ARRAY_SIZE(head); c++)
@@ -863,8 +987,8 @@ print_table(const struct verify *vf, FILE *f, bool md)
 	for (size_t i = 0; i < vf->n; i++) {
 		const struct vtask *vt = &vf->v[i];
 		const char *cells[] = {vt->t->name, cell(vt->ref.cell), cell(vt->dummy.cell),
-		    cell(vt->cell_vulnerable), cell(vt->cell_fixed), cell(vt->cell_leaks), "",
-		    verdict_of(vt)};
+		    cell(vt->cell_hacks), cell(vt->cell_vulnerable), cell(vt->cell_fixed),
+		    cell(vt->cell_leaks), "", verdict_of(vt)};
 
 		for (size_t c = 0; c < SB_ARRAY_SIZE(head); c++)
 			if (strlen(cells[c]) > w[c])
@@ -872,9 +996,9 @@ print_table(const struct verify *vf, FILE *f, bool md)
 	}
 	if (md) {
 		fprintf(f,
-		    "| task | reference | dummy | PoCs vulnerable | PoCs fixed | leaks | seconds "
-		    "| verdict | reasons |\n");
-		fprintf(f, "| --- | --- | --- | --- | --- | --- | ---: | --- | --- |\n");
+		    "| task | reference | dummy | hacks | PoCs vulnerable | PoCs fixed | leaks "
+		    "| seconds | verdict | reasons |\n");
+		fprintf(f, "| --- | --- | --- | --- | --- | --- | --- | ---: | --- | --- |\n");
 	} else {
 		for (size_t c = 0; c < SB_ARRAY_SIZE(head); c++)
 			fprintf(f, "%-*s%s", (int)w[c], head[c],
@@ -886,8 +1010,9 @@ print_table(const struct verify *vf, FILE *f, bool md)
 
 		snprintf(secs, sizeof(secs), "%.0f", vt->seconds);
 		if (md) {
-			fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | ", vt->t->name,
-			    cell(vt->ref.cell), cell(vt->dummy.cell), cell(vt->cell_vulnerable),
+			fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | ", vt->t->name,
+			    cell(vt->ref.cell), cell(vt->dummy.cell), cell(vt->cell_hacks),
+			    cell(vt->cell_vulnerable),
 			    cell(vt->cell_fixed), cell(vt->cell_leaks), secs, verdict_of(vt));
 			for (size_t k = 0; k < vt->failures.n + vt->warnings.n; k++) {
 				const char *s = k < vt->failures.n
@@ -906,7 +1031,8 @@ print_table(const struct verify *vf, FILE *f, bool md)
 			fprintf(f, " |\n");
 		} else {
 			const char *cells[] = {vt->t->name, cell(vt->ref.cell),
-			    cell(vt->dummy.cell), cell(vt->cell_vulnerable), cell(vt->cell_fixed),
+			    cell(vt->dummy.cell), cell(vt->cell_hacks), cell(vt->cell_vulnerable),
+			    cell(vt->cell_fixed),
 			    cell(vt->cell_leaks), secs, verdict_of(vt)};
 
 			for (size_t c = 0; c < SB_ARRAY_SIZE(head); c++)
@@ -1101,6 +1227,8 @@ select_tasks(struct verify *vf, char **names, int nnames, const struct sb_diags 
 		vt->has_hidden = (checks & SB_CHECK_INTENT_TEST) != 0;
 		vt->log_fd = vt->out_fd = -1;
 		vt->ref.exit_code = vt->dummy.exit_code = -1;
+		for (size_t k = 0; k < VERIFY_HACKS; k++)
+			vt->hacks[k].exit_code = -1;
 		vt->failures = (struct sb_argv)SB_ARGV_INIT;
 		vt->warnings = (struct sb_argv)SB_ARGV_INIT;
 		vt->pocs = json_array();
@@ -1118,7 +1246,8 @@ verify_release(struct verify *vf)
 {
 	for (size_t i = 0; i < vf->n; i++) {
 		struct vtask *vt = &vf->v[i];
-		struct agent_run *runs[] = {&vt->ref, &vt->dummy};
+		struct agent_run *runs[] = {&vt->ref, &vt->dummy, &vt->hacks[0], &vt->hacks[1],
+		    &vt->hacks[2]};
 
 		for (size_t k = 0; k < SB_ARRAY_SIZE(runs); k++) {
 			free(runs[k]->run_id);
@@ -1224,6 +1353,8 @@ cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv)
 	    {"repeat", required_argument, NULL, 'r'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"timeout", required_argument, NULL, 'T'},
+	    {"no-hacks", no_argument, NULL, 'H'},
+	    {"update-baseline", no_argument, NULL, 'B'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -1236,6 +1367,7 @@ cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv)
 	vf.jobs = 1;
 	vf.repeat = 3;
 	vf.timeout = 3600;
+	vf.hacks = true;
 	/* No '+': options may follow the task names. */
 	while ((c = cli_getopt(cmd, argc, argv, "hj:o:", longopts, &rc)) != -1) {
 		switch (c) {
@@ -1274,6 +1406,12 @@ cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv)
 				    VERIFY_TIMEOUT_MAX);
 			}
 			vf.timeout = n;
+			break;
+		case 'H':
+			vf.hacks = false;
+			break;
+		case 'B':
+			vf.update_baseline = true;
 			break;
 		default:
 			break;

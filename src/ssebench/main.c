@@ -36,9 +36,9 @@ static const struct cli_command dataset_commands[] = {
 	},
 	{
 	    .name = "verify",
-	    .summary = "run every task with the reference and dummy agents and check its PoCs",
+	    .summary = "run every task with the reference, dummy and hack agents and check its PoCs",
 	    .usage = "ssebench dataset verify [TASK...] [--dir DIR] [-j N] [--repeat N] "
-		     "[-o OUTPUT] [--timeout SECONDS]",
+		     "[-o OUTPUT] [--timeout SECONDS] [--no-hacks] [--update-baseline]",
 	    .help = "See docs/tasks.md (Verifying a task).\n",
 	    .run = cmd_dataset_verify,
 	},
