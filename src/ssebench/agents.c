@@ -128,7 +128,7 @@ agent_load(const char *home, const char *name, struct agent_info *ret, struct sb
 	_cleanup_close_ int fd = -1;
 	const struct sb_ynode *n, *v, *npm;
 	struct sb_yloc loc = { 0, 0 };
-	struct agent_info a = { NULL, NULL, NULL, NULL, 0 };
+	struct agent_info a = { NULL, NULL, NULL, NULL, 0, false };
 	struct stat st;
 
 	if (!sb_name_valid(name))
@@ -160,7 +160,8 @@ agent_load(const char *home, const char *name, struct agent_info *ret, struct sb
 	for (size_t i = 0; i < root->n; i++)
 		if (strcmp(root->keys[i]->value, "name") != 0 &&
 		    strcmp(root->keys[i]->value, "version") != 0 &&
-		    strcmp(root->keys[i]->value, "npm") != 0)
+		    strcmp(root->keys[i]->value, "npm") != 0 &&
+		    strcmp(root->keys[i]->value, "model") != 0)
 			return sb_error_set(err, EINVAL, "%s:%u:%u: unknown key '%s'", file,
 			    root->keys[i]->line, root->keys[i]->col, root->keys[i]->value);
 	n = sb_ymap_get(root, "name");
@@ -170,6 +171,15 @@ agent_load(const char *home, const char *name, struct agent_info *ret, struct sb
 	if (v != NULL && (v->kind != SB_YNODE_SCALAR || sb_ynode_is_null(v) || v->len == 0 ||
 			     strpbrk(v->value, " \t/:") != NULL))
 		return sb_error_set(err, EINVAL, "%s: version must be a tag-like string", file);
+	/* "model: none": an agent that talks to no model (dummy, the hack agents). */
+	{
+		const struct sb_ynode *m = sb_ymap_get(root, "model");
+
+		if (m != NULL && (m->kind != SB_YNODE_SCALAR || strcmp(m->value, "none") != 0))
+			return sb_error_set(err, EINVAL, "%s:%u:%u: model can only be 'none'", file,
+			    m->line, m->col);
+		a.no_model = m != NULL;
+	}
 	npm = sb_ymap_get(root, "npm");
 	if (npm != NULL && (npm->kind != SB_YNODE_SEQ || npm->n > NPM_PACKAGES_MAX))
 		return sb_error_set(err, EINVAL, "%s:%u:%u: npm must be a list of at most %d packages",

@@ -32,6 +32,7 @@ struct agent_info {
 	char *dir;
 	struct agent_npm *npm;
 	size_t n_npm;
+	bool no_model; /* agent.yaml says "model: none": runs without --model */
 };
 
 /* Find agents/<name> (the home's, then $SSEBENCH_AGENTS) and read its agent.yaml. */

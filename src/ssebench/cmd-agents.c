@@ -68,7 +68,7 @@ cmd_agents_list(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	agent_names(&names);
 	for (size_t i = 0; i < names.n; i++) {
-		struct agent_info ag = { NULL, NULL, NULL, NULL, 0 };
+		struct agent_info ag = { NULL, NULL, NULL, NULL, 0, false };
 		struct sb_error *err = NULL;
 
 		if (agent_load(cli_home(), names.v[i], &ag, &err) < 0) {
@@ -104,7 +104,7 @@ cmd_agents_fetch(const struct cli_command *cmd, int argc, char **argv)
 	if (names.n == 0)
 		agent_names(&names);
 	for (size_t i = 0; i < names.n; i++) {
-		struct agent_info ag = { NULL, NULL, NULL, NULL, 0 };
+		struct agent_info ag = { NULL, NULL, NULL, NULL, 0, false };
 		struct sb_error *err = NULL;
 		size_t n = 0;
 

@@ -829,7 +829,7 @@ do_run(struct run_opts *o)
 	bool uses_model = false;
 	double spend = 0.0;
 	bool sidecar = strcmp(o->mode, "sidecar") == 0, sidecar_done = false;
-	struct agent_info ag = { NULL, NULL, NULL, NULL, 0 };
+	struct agent_info ag = { NULL, NULL, NULL, NULL, 0, false };
 	struct sb_dataset *ds = NULL;
 	struct sb_task *task = NULL;
 	struct sb_error *err = NULL;
@@ -856,7 +856,7 @@ do_run(struct run_opts *o)
 			    o->model);
 		free(o->model);
 		o->model = sb_xstrdup("none");
-	} else if (o->model == NULL && strcmp(o->agent, "dummy") == 0) {
+	} else if (o->model == NULL && (ag.no_model || strcmp(o->agent, "dummy") == 0)) {
 		o->model = sb_xstrdup("none");
 	} else if (o->model == NULL) {
 		rc = cli_fail("--model is required for the agent '%s'", o->agent);
