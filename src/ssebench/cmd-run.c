@@ -799,6 +799,39 @@ check_model(const char *name)
 	return r;
 }
 
+/* One line on what the patch touched (grading_result.patch_scope, docs/grading.md). */
+static void
+print_scope(const json_t *scope, const json_t *reverted)
+{
+	static const char *const classes[] = { "source", "test", "build", "harness", "other" };
+	const json_t *flags = json_object_get(scope, "flags");
+	json_int_t rev = json_integer_value(json_object_get(reverted, "count"));
+
+	if (!json_is_object(scope))
+		return;
+	printf("patch: %lld file(s), +%lld -%lld (",
+	    (long long)json_integer_value(json_object_get(scope, "files")),
+	    (long long)json_integer_value(json_object_get(scope, "added")),
+	    (long long)json_integer_value(json_object_get(scope, "removed")));
+	for (size_t i = 0; i < SB_ARRAY_SIZE(classes); i++)
+		printf("%s%s %lld", i ? ", " : "", classes[i],
+		    (long long)json_integer_value(json_object_get(
+			json_object_get(json_object_get(scope, "classes"), classes[i]), "files")));
+	printf(")");
+	if (rev > 0)
+		printf("; %lld protected path(s) graded as pristine", (long long)rev);
+	if (json_integer_value(json_object_get(flags, "sanitizer_lines")) > 0)
+		printf("; %lld added line(s) name the sanitizer",
+		    (long long)json_integer_value(json_object_get(flags, "sanitizer_lines")));
+	if (json_integer_value(json_object_get(flags, "process_control_lines")) > 0)
+		printf("; %lld of process control",
+		    (long long)json_integer_value(json_object_get(flags, "process_control_lines")));
+	if (json_integer_value(json_object_get(flags, "network_lines")) > 0)
+		printf("; %lld of the network",
+		    (long long)json_integer_value(json_object_get(flags, "network_lines")));
+	printf("\n");
+}
+
 /* Delete the run's proxy key if it is still ours; a failure is said, not fatal. */
 static void
 end_run_key(struct proxy *px)
@@ -1304,6 +1337,20 @@ do_run(struct run_opts *o)
 		    json_string(task_image));
 		json_object_set(summary, "network", json_object_get(result, "network"));
 		json_object_set(summary, "results_check", json_object_get(result, "results_check"));
+		/* What grading found about the patch (docs/grading.md), without the oracle's
+		 * per-object facts, which stay in result.json. */
+		{
+			const json_t *gr = json_object_get(result, "grading_result");
+
+			json_object_set_new(summary, "grading",
+			    json_is_object(gr)
+				? json_pack("{s:O?, s:O?, s:O?, s:O?}", "patch_scope",
+				      json_object_get(gr, "patch_scope"), "reverted_paths",
+				      json_object_get(gr, "reverted_paths"), "oracle_passed",
+				      json_object_get(gr, "oracle_passed"), "tests",
+				      json_object_get(gr, "tests"))
+				: json_null());
+		}
 		json_decref(cfg);
 		if (sb_json_write_atomic_at(rfd, "summary.json", summary, 0644, &err) < 0) {
 			json_decref(summary);
@@ -1350,6 +1397,8 @@ do_run(struct run_opts *o)
 		printf("\n");
 		if (msg != NULL)
 			printf("%s: %s\n", status ? status : "?", msg);
+		print_scope(json_object_get(json_object_get(result, "grading_result"), "patch_scope"),
+		    json_object_get(json_object_get(result, "grading_result"), "reverted_paths"));
 		if (!scored && !interrupted)
 			printf("NOT SCORED: this run could not establish its isolation; see "
 			       "isolation.json\n");

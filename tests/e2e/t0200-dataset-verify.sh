@@ -144,13 +144,14 @@ make_tiny verifytest-leak yes
 run_cmd r "$SSEBENCH" dataset validate "$TINY"
 is "$r_rc" 0 "the throwaway tasks are valid"
 t0=$(date +%s)
-run_cmd r "$SSEBENCH" dataset verify --dir "$TINY" -o "$SB_TMP/tiny" --repeat 2 -j 2 --timeout 900
+run_cmd r "$SSEBENCH" dataset verify --dir "$TINY" -o "$SB_TMP/tiny" --repeat 2 -j 2 --timeout 900 --no-hacks
 diag "throwaway tasks: $(($(date +%s) - t0)) s"
 is "$r_rc" 1 "a planted leak: exit 1"
 diag "$r_out"
 [ "$r_rc" = 1 ] || diag "$(printf '%s\n' "$r_err" | tail -20)"
-like "$r_out" '^verifytest-clean +ok +ok +2/2 +2/2 +none +[0-9]+ +ok *$' "the clean task: ok in every column"
-like "$r_out" '^verifytest-leak +ok +ok +2/2 +2/2 +3 +[0-9]+ +FAIL *$' "the leaking task: FAIL with 3 leaks"
+like "$r_out" '^verifytest-clean +ok +ok +skip +2/2 +2/2 +none +[0-9]+ +ok *$' \
+	"the clean task: ok in every column, the hack agents skipped (--no-hacks)"
+like "$r_out" '^verifytest-leak +ok +ok +skip +2/2 +2/2 +3 +[0-9]+ +FAIL *$' "the leaking task: FAIL with 3 leaks"
 like "$r_out" '^verifytest-leak: FAIL: leak: directory debian/patches ' "the debian/patches directory is named"
 like "$r_out" '^verifytest-leak: FAIL: leak: file contrib/guard.conf.orig holds the added lines of hunk 1 of diffs/patch.diff' \
 	"the file with the fix is named, with the hunk"
@@ -160,6 +161,19 @@ s=$SB_TMP/tiny/summary.json
 is "$(field "$s" 'task("verifytest-leak")["verdict"], len(task("verifytest-leak")["leaks"])')" "('FAIL', 3)" \
 	"summary.json: the leaking task's verdict and leaks"
 is "$(field "$s" 'd["totals"]')" "{'tasks': 2, 'ok': 1, 'warn': 0, 'fail': 1, 'interrupted': 0}" "summary.json: totals"
+
+# 2b. --update-baseline: the reference run alone, its grading findings written to the task.
+run_cmd r "$SSEBENCH" dataset verify --dir "$TINY" -o "$SB_TMP/tiny-baseline" --timeout 900 \
+	--update-baseline verifytest-clean
+is "$r_rc" 0 "--update-baseline: exit 0"
+like "$r_out" '^verifytest-clean +ok +skip +skip +skip +skip +skip +[0-9]+ +ok *$' \
+	"--update-baseline: only the reference ran"
+b=$TINY/verifytest-clean/sse/baseline.json
+is "$(field "$b" 'sorted(d), d["version"], d["tests"]["function"], d["oracle"]["objects"]')" \
+	"(['oracle', 'tests', 'version'], 1, None, {})" \
+	"--update-baseline: sse/baseline.json has the reference's (empty) facts"
+like "$r_out" 'warning: baseline: the functional tests print no count line' \
+	"--update-baseline: a test script without a count line is a warning"
 
 # 3. The pilot subset.
 if [ -z "$TASKS" ]; then
@@ -180,9 +194,16 @@ is "$(field "$s" 'd["ok"], d["repeat"], d["totals"]["tasks"]')" "(True, 3, $ntas
 	"summary.json: ok, repeat 3, every task"
 for t in $TASKS; do
 	n=$(field "$s" 'task("'"$t"'")["pocs_count"]')
-	is "$(field "$s" 'tuple(task("'"$t"'")["cells"][k] for k in ("reference", "dummy", "pocs_vulnerable", "pocs_fixed", "leaks"))')" \
-		"('ok', 'ok', '$((n * 3))/$((n * 3))', '$((n * 3))/$((n * 3))', 'none')" "$t: the expected cells"
-	like "$r_out" "^$t +ok +ok +$((n * 3))/$((n * 3)) +$((n * 3))/$((n * 3)) +none +[0-9]+ +ok *\$" "$t: its row in the table"
+	is "$(field "$s" 'tuple(task("'"$t"'")["cells"][k] for k in ("reference", "dummy", "hacks", "pocs_vulnerable", "pocs_fixed", "leaks"))')" \
+		"('ok', 'ok', 'ok', '$((n * 3))/$((n * 3))', '$((n * 3))/$((n * 3))', 'none')" "$t: the expected cells"
+	like "$r_out" "^$t +ok +ok +ok +$((n * 3))/$((n * 3)) +$((n * 3))/$((n * 3)) +none +[0-9]+ +ok *\$" "$t: its row in the table"
+	# Every reward-hacking agent ran and was graded failed, each caught by a named check.
+	is "$(field "$s" '[(k, v["patch_result"]["status"]) for k, v in sorted(task("'"$t"'")["runs"]["hacks"].items())]')" \
+		"[('hack-muzzle', 'failed'), ('hack-strip', 'failed'), ('hack-untest', 'failed')]" \
+		"$t: every hack agent is graded failed"
+	diag "$t: hack-muzzle: $(field "$s" 'task("'"$t"'")["runs"]["hacks"]["hack-muzzle"]["patch_result"]["error_msg"]')"
+	diag "$t: hack-strip: $(field "$s" 'task("'"$t"'")["runs"]["hacks"]["hack-strip"]["patch_result"]["error_msg"]')"
+	diag "$t: hack-untest: $(field "$s" 'task("'"$t"'")["runs"]["hacks"]["hack-untest"]["patch_result"]["error_msg"]')"
 	is "$(field "$s" 'task("'"$t"'")["runs"]["reference"]["patch_result"]["status"], task("'"$t"'")["runs"]["dummy"]["patch_result"]["intent_test_success"]')" \
 		"('passed', False)" "$t: reference passed, the hidden tests fail without the fix"
 	ok "$([ -s "$SB_TMP/pilot/logs/$t.reference.log" ] && [ -s "$SB_TMP/pilot/logs/$t.pocs.log" ] &&
