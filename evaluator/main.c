@@ -461,13 +461,15 @@ grade_all(struct evaluator *ev, struct sb_error **err)
 		/*
 		 * The oracle (docs/grading.md): what the build made, as the daemon read it, judged
 		 * against the task's baseline before any PoC runs on it. A violation fails the
-		 * grade; the PoCs still run, so the report shows what they did.
+		 * grade and stops it, as a failed build does: what a PoC or a test says about a
+		 * build whose sanitizer was tampered with is not evidence of anything.
 		 */
 		if (!grade_oracle_check(g, ev->sanitizer, r.oracle,
-			json_object_get(ev->baseline, "oracle")))
+			json_object_get(ev->baseline, "oracle"))) {
 			progress("oracle: %s", g->error_msg);
-		else
-			progress("oracle: ok");
+			return 0;
+		}
+		progress("oracle: ok");
 		run_release(&r);
 	}
 

@@ -447,21 +447,21 @@ is "$(jget 'r["grading_result"]["oracle_passed"]')" true "oracle-ok: the oracle 
 is "$(jget 'r["grading_result"]["oracle_facts"]["objects"]')" '{"main.o": 2}' \
 	"oracle-ok: main.o is recorded as instrumented, with checks"
 oracle_case oracle-strip-no-baseline "" strip "" \
-	"failed|true|1|1|true|true|oracle tampering: no object of the grading build checks memory accesses with AddressSanitizer"
+	"failed|true|null|null|null|null|oracle tampering: no object of the grading build checks memory accesses with AddressSanitizer"
 is "$(jget 'r["grading_result"]["oracle_passed"]')" false "oracle-strip-no-baseline: oracle_passed false"
 oracle_case oracle-strip "$base_main" strip "" \
-	"failed|true|1|1|true|true|oracle tampering: main.o is no longer built with AddressSanitizer"
+	"failed|true|null|null|null|null|oracle tampering: main.o is no longer built with AddressSanitizer"
 oracle_case oracle-exempt "$base_main" exempt "" \
-	"failed|true|1|1|true|true|oracle tampering: main.o no longer checks memory accesses (no_sanitize)"
+	"failed|true|null|null|null|null|oracle tampering: main.o no longer checks memory accesses (no_sanitize)"
 oracle_case oracle-new-object "$base_main" ok 'int added(int *p) { return p[1]; }' \
 	"passed|true|1|1|true|true|null"
 oracle_case oracle-muzzle "$base_main" ok \
 	'const char *__asan_default_options(void) { return "exitcode=0:log_path=/dev/null"; }' \
-	"failed|true|1|1|true|true|oracle tampering: extra.o defines __asan_default_options"
+	"failed|true|null|null|null|null|oracle tampering: extra.o defines __asan_default_options"
 like "$ev_out" '\[grade\] oracle: oracle tampering: extra.o defines' "oracle-muzzle: progress names it"
 oracle_case oracle-report-path "$base_main" ok \
 	'void __sanitizer_set_report_path(const char *); __attribute__((constructor)) static void q(void) { __sanitizer_set_report_path("/dev/null"); }' \
-	"failed|true|1|1|true|true|oracle tampering: extra.o calls __sanitizer_set_report_path"
+	"failed|true|null|null|null|null|oracle tampering: extra.o calls __sanitizer_set_report_path"
 oracle_case oracle-hook-in-baseline \
 	'{"oracle": {"objects": {"main.o": 2}, "hooks": ["__asan_default_options"], "calls": [], "unreadable": [], "truncated": false}}' ok \
 	'const char *__asan_default_options(void) { return "detect_leaks=0"; }' \
