@@ -281,6 +281,21 @@ grading_oracle_init(struct grading_oracle *o)
 	o->objects = json_object();
 	o->hooks = json_array();
 	o->calls = json_array();
+	o->duplicates = json_array();
+	o->unreadable = json_array();
+}
+
+void
+grading_oracle_unreadable(struct grading_oracle *o, const char *path)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(8192);
+
+	if (json_array_size(o->unreadable) >= ORACLE_FINDINGS_MAX ||
+	    sb_buf_append_escaped(&b, path, strlen(path), NULL) < 0) {
+		o->truncated = true;
+		return;
+	}
+	json_array_append_new(o->unreadable, json_string(b.s));
 }
 
 void
@@ -289,6 +304,8 @@ grading_oracle_release(struct grading_oracle *o)
 	json_decref(o->objects);
 	json_decref(o->hooks);
 	json_decref(o->calls);
+	json_decref(o->duplicates);
+	json_decref(o->unreadable);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -310,7 +327,12 @@ grading_oracle_object(struct grading_oracle *o, const char *path, const struct s
 	bool asan = false, checks = false;
 
 	/* Executables and shared objects hold the sanitizer runtime itself: only what the
-	 * compiler made of the project's sources (relocatable objects) is the project's. */
+	 * compiler made of the project's sources (relocatable objects) is the project's. A core
+	 * or unknown type is what an object rewritten to hide from this reader looks like. */
+	if (obj->kind == SB_ELF_CORE_OR_OTHER) {
+		grading_oracle_unreadable(o, path);
+		return;
+	}
 	if (obj->kind != SB_ELF_RELOCATABLE)
 		return;
 	if (o->nobjects >= ORACLE_OBJECTS_MAX) {
@@ -318,18 +340,39 @@ grading_oracle_object(struct grading_oracle *o, const char *path, const struct s
 		return;
 	}
 	o->nobjects++;
-	/* Names are the build's: escaped, so they are text and cannot forge anything. */
-	(void)sb_buf_append_escaped(&id, path, strlen(path), NULL);
-	if (obj->member != NULL) {
-		(void)sb_buf_appends(&id, "(", NULL);
-		(void)sb_buf_append_escaped(&id, obj->member, strlen(obj->member), NULL);
-		(void)sb_buf_appends(&id, ")", NULL);
+	/* Names are the build's: escaped, so they are text and cannot forge anything. An id
+	 * past the buffer would be cut, and two objects could then share it: the facts are
+	 * then incomplete, which fails closed. */
+	if (sb_buf_append_escaped(&id, path, strlen(path), NULL) < 0 ||
+	    (obj->member != NULL &&
+		(sb_buf_appends(&id, "(", NULL) < 0 ||
+		    sb_buf_append_escaped(&id, obj->member, strlen(obj->member), NULL) < 0 ||
+		    sb_buf_appends(&id, ")", NULL) < 0))) {
+		o->truncated = true;
+		return;
+	}
+	/*
+	 * One id, one object: a second member of that name in an archive (the linker takes the
+	 * first, these facts would keep the last) or a file named like an archive member is a
+	 * build that shows this reader something other than what is linked.
+	 */
+	if (json_object_get(o->objects, id.s) != NULL) {
+		add_finding(o, o->duplicates, id.s, NULL);
+		return;
 	}
 	if (obj->truncated)
 		o->truncated = true;
 	for (size_t i = 0; i < obj->nsymbols; i++) {
 		const struct sb_elf_symbol *s = &obj->symbols[i];
 
+		/* A weak reference to the runtime is not what instrumentation emits; it is how a
+		 * plain object would pass for an instrumented one. */
+		if (!s->defined && s->bind == STB_WEAK && has_prefix(s->name, hook_prefixes)) {
+			_cleanup_free_ char *what = sb_xasprintf("%s (weak reference)", s->name);
+
+			add_finding(o, o->calls, id.s, what);
+			continue;
+		}
 		if (!s->defined && asan_module(s->name))
 			asan = true;
 		if (!s->defined && asan_check(s->name))
@@ -346,6 +389,7 @@ grading_oracle_object(struct grading_oracle *o, const char *path, const struct s
 json_t *
 grading_oracle_json(const struct grading_oracle *o)
 {
-	return json_pack("{s:O, s:O, s:O, s:I, s:b}", "objects", o->objects, "hooks", o->hooks,
-	    "calls", o->calls, "nobjects", (json_int_t)o->nobjects, "truncated", o->truncated);
+	return json_pack("{s:O, s:O, s:O, s:O, s:O, s:I, s:b}", "objects", o->objects, "hooks",
+	    o->hooks, "calls", o->calls, "duplicates", o->duplicates, "unreadable", o->unreadable,
+	    "nobjects", (json_int_t)o->nobjects, "truncated", o->truncated);
 }

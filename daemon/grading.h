@@ -42,7 +42,11 @@ json_t *grading_scope(const struct sb_task_config *t, const char *diff,
 struct grading_oracle {
 	json_t *objects; /* {"<id>": {"asan": bool, "checks": bool}} for relocatable objects */
 	json_t *hooks;	 /* [{"object", "symbol"}]: sanitizer interface defined */
-	json_t *calls;	 /* [{"object", "symbol"}]: sanitizer controls called */
+	json_t *calls;	 /* [{"object", "symbol"}]: sanitizer controls called, and weak
+			    references to the sanitizer's interface */
+	json_t *duplicates; /* [{"object"}]: an id seen twice (a second archive member of one
+			       name, a file named like a member) */
+	json_t *unreadable; /* [path]: what could not be read, or read as an object */
 	size_t nobjects;
 	bool truncated; /* a limit was hit: facts are missing */
 };
@@ -52,6 +56,8 @@ void grading_oracle_release(struct grading_oracle *o);
 /* Record one object found at path (relative to the build tree; member for an archive's). */
 void grading_oracle_object(struct grading_oracle *o, const char *path,
     const struct sb_elf_object *obj);
+/* Record path (relative to the build tree) as a file the oracle could not read. */
+void grading_oracle_unreadable(struct grading_oracle *o, const char *path);
 /* The facts as one JSON object (new reference). */
 json_t *grading_oracle_json(const struct grading_oracle *o);
 

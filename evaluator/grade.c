@@ -171,6 +171,14 @@ grade_tests_parse(const char *out, struct grade_tests *t)
 		t->valid = false;
 }
 
+void
+grade_tests_parse_tainted(const char *out, struct grade_tests *t)
+{
+	grade_tests_parse(out, t);
+	t->tainted = true;
+	t->valid = false;
+}
+
 /* An integer member of o, or -1 when o has none (or is not an object). */
 static json_int_t
 member_count(const json_t *o, const char *key)
@@ -201,7 +209,13 @@ grade_tests_check(struct grade *g, bool intent, const struct grade_tests *t,
 	 * patch's code, which can print too. One line is the script's; two are a forgery, which
 	 * fails rather than letting either count.
 	 */
-	if (t->lines > 1)
+	if (t->tainted && (t->lines > 0 || want_ran >= 0))
+		msg = sb_xasprintf("%s failed: its output was cut or holds a NUL byte, so its test "
+				   "count cannot be trusted",
+		    what);
+	else if (t->tainted)
+		return true; /* a task without counts: nothing to judge */
+	else if (t->lines > 1)
 		msg = sb_xasprintf("%s failed: %u test count lines, one of them not the harness's",
 		    what, t->lines);
 	else if (t->lines == 1 && !t->valid)
@@ -269,11 +283,13 @@ grade_oracle_summary(const json_t *facts)
 	const json_t *calls = json_object_get(facts, "calls");
 	const json_t *unreadable = json_object_get(facts, "unreadable");
 	const json_t *truncated = json_object_get(facts, "truncated");
+	const json_t *dups = json_object_get(facts, "duplicates");
 	json_t *objs, *v;
 	const char *id;
 
 	if (!json_is_object(facts) || !json_is_object(objects) || !json_is_array(hooks) ||
-	    !json_is_array(calls) || !json_is_array(unreadable) || !json_is_boolean(truncated))
+	    !json_is_array(calls) || !json_is_array(unreadable) || !json_is_boolean(truncated) ||
+	    (dups != NULL && !json_is_array(dups)))
 		return NULL;
 	/* Each object's level: 0 plain, 1 built with ASan but no function checked, 2 checked. */
 	objs = json_object();
@@ -369,6 +385,9 @@ grade_oracle_check(struct grade *g, const char *sanitizer, const json_t *facts,
 	    "defines");
 	new_symbols(&f, json_object_get(facts, "calls"), json_object_get(expected, "calls"),
 	    "calls");
+	json_array_foreach(json_object_get(facts, "duplicates"), i, v)
+		finding(&f, "%s is in the build twice (the linker takes one, this check saw the other)",
+		    json_string_value(json_object_get(v, "object")) ? json_string_value(json_object_get(v, "object")) : "(an object)");
 	json_array_foreach(json_object_get(sum, "unreadable"), i, v)
 		if (json_is_string(v) &&
 		    !array_has_string(json_object_get(expected, "unreadable"), json_string_value(v)))

@@ -39,6 +39,7 @@ enum grade_status {
  */
 struct grade_tests {
 	unsigned lines;
+	bool tainted; /* the output was cut or held a NUL byte: no count in it can be trusted */
 	bool valid; /* lines == 1 and that line is well formed */
 	json_int_t ran, passed;
 };
@@ -131,6 +132,8 @@ void grade_pov_result(struct grade *g, bool passed, const char *path, const char
  * it last; a line anyone else prints makes lines > 1, which grade_tests_check fails.
  */
 void grade_tests_parse(const char *out, struct grade_tests *t);
+/* The same, for an output the daemon did not pass whole (cut, or a NUL byte in it). */
+void grade_tests_parse_tainted(const char *out, struct grade_tests *t);
 
 /*
  * Judge the count of a test that exited 0 (what: "Function test", "Intent test") against

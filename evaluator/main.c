@@ -62,6 +62,7 @@ struct run {
 	bool timed_out; /* the daemon's own script timeout */
 	char *log;      /* stdout + "\n" + stderr (owned) */
 	char *out;      /* stdout alone (owned), where a test script prints its count */
+	bool out_intact; /* the daemon sent all of stdout, and it held no NUL byte */
 	json_t *oracle; /* a grading build's oracle facts (owned; NULL when the daemon sent none) */
 	double seconds;
 };
@@ -348,6 +349,7 @@ bencher(struct evaluator *ev, const char *action, const char *poc, struct run *r
 	_cleanup_free_ char *path = sb_xasprintf("/tool/bencher?action=%s", action);
 	json_auto_t *body = NULL, *reply = NULL;
 	json_t *out = NULL, *errs = NULL, *oracle = NULL;
+	int intact = 0;
 	struct run r = { 0 };
 	json_int_t code;
 	int timed_out = 0;
@@ -370,12 +372,14 @@ bencher(struct evaluator *ev, const char *action, const char *poc, struct run *r
 		return bad_status("POST", path, status, reply, err);
 	if (reply == NULL)
 		return sb_error_set(err, EPROTO, "POST %s: the reply is not JSON", path);
-	if (sb_json_unpack(reply, err, "{s:I, s:o, s:o, s?b, s?o, *}", "code", &code, "stdout", &out,
-		"stderr", &errs, "timed_out", &timed_out, "oracle", &oracle) < 0)
+	if (sb_json_unpack(reply, err, "{s:I, s:o, s:o, s?b, s?o, s?b, *}", "code", &code, "stdout",
+		&out, "stderr", &errs, "timed_out", &timed_out, "oracle", &oracle, "stdout_intact",
+		&intact) < 0)
 		return sb_error_prefix(err, "POST %s: malformed reply", path);
 	r.code = code;
 	r.timed_out = timed_out;
 	r.out = sb_xstrdup(json_is_string(out) ? json_string_value(out) : "");
+	r.out_intact = intact; /* absent: not intact (fail closed) */
 	r.oracle = oracle != NULL && !json_is_null(oracle) ? json_incref(oracle) : NULL;
 	r.log = sb_xasprintf("%s\n%s", json_is_string(out) ? json_string_value(out) : "",
 	    json_is_string(errs) ? json_string_value(errs) : "");
@@ -407,7 +411,10 @@ count_tests(struct evaluator *ev, bool intent, const struct run *r)
 	    intent ? "intent" : "function");
 	struct grade_tests t;
 
-	grade_tests_parse(r->out, &t);
+	if (r->out_intact)
+		grade_tests_parse(r->out, &t);
+	else
+		grade_tests_parse_tainted(r->out, &t);
 	if (!grade_tests_check(&ev->g, intent, &t, json_is_object(want) ? want : NULL))
 		progress("%s: %s", intent ? "intent test" : "function test", ev->g.error_msg);
 	else if (t.valid)

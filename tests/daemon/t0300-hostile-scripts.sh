@@ -507,9 +507,23 @@ C
 cat >exempt.c <<'C'
 __attribute__((no_sanitize_address)) int exempt(int *p) { return p[5]; }
 C
+cat >faker.c <<'C'
+extern void __asan_init(void) __attribute__((weak));
+extern void __asan_report_load4(void *) __attribute__((weak));
+void *faker_keep[] = { (void *)__asan_init, (void *)__asan_report_load4 };
+int faker(int *p) { return p[6]; }
+C
 gcc -fsanitize=address -c clean.c hook.c quiet.c exempt.c
-gcc -c plain.c
+gcc -c plain.c faker.c
 mkdir -p lib && ar rcs lib/libx.a clean.o plain.o
+# A second member of one name (the linker takes the first); a file named like a member.
+mkdir -p dup && cp plain.o dup/clean.o && ar q lib/libx.a dup/clean.o
+cp plain.o 'lib/libx.a(plain.o)'
+# An object hidden from the reader: its type rewritten, an unreadable directory, bitcode.
+cp plain.o core.o && printf '\004' | dd of=core.o bs=1 seek=16 conv=notrunc 2>/dev/null
+mkdir -p locked && cp plain.o locked/p.o && chmod 000 locked
+printf 'BC\300\336rest of a bitcode file' >lto.o
+rm -f faker.c
 printf '\177ELF garbage that no reader will take for an object' >broken.o
 ln -s /etc/passwd linked.o
 echo oracle-built
@@ -526,13 +540,19 @@ echo "${r#* }" >"$SB_TMP/oracle.json"
 og() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["oracle"]; print(eval(sys.argv[2]))' "$SB_TMP/oracle.json" "$1" 2>&1; }
 like "$r" 'oracle-built' "oracle: the grading build ran"
 is "$(og 'sorted((k, v["asan"], v["checks"]) for k, v in d["objects"].items())')" \
-	"[('clean.o', True, True), ('exempt.o', True, False), ('hook.o', True, True), ('lib/libx.a(clean.o)', True, True), ('lib/libx.a(plain.o)', False, False), ('plain.o', False, False), ('quiet.o', True, True)]" \
-	"oracle: each object, plain and in an archive, instrumented, exempted or not"
+	"[('clean.o', True, True), ('dup/clean.o', False, False), ('exempt.o', True, False), ('faker.o', False, False), ('hook.o', True, True), ('lib/libx.a(clean.o)', True, True), ('lib/libx.a(plain.o)', False, False), ('plain.o', False, False), ('quiet.o', True, True)]" \
+	"oracle: each object, plain and in an archive, instrumented, exempted or not; weak references make none instrumented"
+is "$(og 'sorted(x["object"] for x in d["duplicates"])')" "['lib/libx.a(clean.o)', 'lib/libx.a(plain.o)']" \
+	"oracle: a second archive member of one name and a file named like a member are duplicates"
+is "$(og 'sorted(c["symbol"] for c in d["calls"] if c["object"] == "faker.o")')" \
+	"['__asan_init (weak reference)', '__asan_report_load4 (weak reference)']" \
+	"oracle: weak references to the runtime are named"
 is "$(og '[(h["object"], h["symbol"]) for h in d["hooks"]]')" "[('hook.o', '__asan_default_options')]" \
 	"oracle: the object that defines a sanitizer hook is named, with the hook"
-is "$(og '[(c["object"], c["symbol"]) for c in d["calls"]]')" "[('quiet.o', '__sanitizer_set_report_path')]" \
+is "$(og '[(c["object"], c["symbol"]) for c in d["calls"] if c["object"] != "faker.o"]')" "[('quiet.o', '__sanitizer_set_report_path')]" \
 	"oracle: the object that calls a sanitizer control is named"
-is "$(og 'd["unreadable"]')" "['broken.o']" "oracle: an ELF file the reader refuses is listed, a link is not followed"
+is "$(og 'sorted(d["unreadable"])')" "['broken.o', 'core.o', 'locked', 'lto.o']" \
+	"oracle: an ELF file the reader refuses, a core-typed object, an unreadable directory and bitcode are listed; a link is not followed"
 stop_daemon
 
 # A support directory only run.sh names (a PoC driver) is for the PoC check alone: a build

@@ -377,6 +377,8 @@ counts_hook() { # [BASELINE-RAN]
 #!/bin/sh
 n=$(grep -o 'count-[0-9]*' behave | cut -d- -f2)
 grep -q forge behave && echo "SSEBENCH-TESTS: ran=99 passed=99"
+# The patch's code hiding the harness's line behind a NUL byte.
+grep -q nul behave && printf 'SSEBENCH-TESTS: ran=99 passed=99\n\000'
 echo "tests done"
 [ -n "$n" ] && echo "SSEBENCH-TESTS: ran=$n passed=$n"
 exit 0
@@ -403,6 +405,8 @@ is "$(jget 'r["grading_result"]["tests"]["function"]')" null "counts-none-no-bas
 counts_case counts-zero "" count-0 "failed|true|1|1|false|false|Function test failed: no test ran"
 counts_case counts-forged "" "count-5 forge" \
 	"failed|true|1|1|false|false|Function test failed: 2 test count lines, one of them not the harness's"
+counts_case counts-nul "" "count-5 nul" \
+	"failed|true|1|1|false|false|Function test failed: its output was cut or holds a NUL byte, so its test count cannot be trusted"
 counts_case counts-fewer 7 count-5 \
 	"failed|true|1|1|false|false|Function test failed: 5 tests ran, fewer than the reference's 7"
 counts_case counts-missing 7 ok \

@@ -72,6 +72,31 @@ judge(const char *out, int ran)
 	return msg;
 }
 
+/* An output the daemon did not pass whole: its count is not evidence. */
+START_TEST(test_count_tainted)
+{
+	json_t *want = json_pack("{s:i, s:i}", "ran", 5, "passed", 5);
+	struct grade g;
+	struct grade_tests t;
+
+	grade_init(&g, 60);
+	grade_tests_parse_tainted("SSEBENCH-TESTS: ran=99 passed=99\n", &t);
+	ck_assert(!t.valid);
+	ck_assert(!grade_tests_check(&g, true, &t, NULL));
+	ck_assert_str_eq(g.error_msg, "Intent test failed: its output was cut or holds a NUL byte, "
+				      "so its test count cannot be trusted");
+	ck_assert_int_eq(g.intent_test, GRADE_CHECK_FAILED);
+	grade_release(&g);
+	/* No line, but a baseline: still untrusted. No line, no baseline: nothing to judge. */
+	grade_tests_parse_tainted("tests done\n", &t);
+	ck_assert(!grade_tests_check(&g, false, &t, want));
+	grade_release(&g);
+	ck_assert(grade_tests_check(&g, false, &t, NULL));
+	grade_release(&g);
+	json_decref(want);
+}
+END_TEST
+
 START_TEST(test_count_judged)
 {
 	static const struct {
@@ -173,6 +198,13 @@ START_TEST(test_oracle)
 		    "oracle tampering: b.o cannot be read as an object file" },
 		{ "address", FACTS(CHECKED("a.o"), "", "", "", "true"), BASE("\"a.o\": 2", ""),
 		    "oracle tampering: the grading build is past the limits of the oracle check" },
+		{ "address",
+		    "{\"objects\": {" CHECKED("a.o") "}, \"hooks\": [], \"calls\": [], "
+		    "\"duplicates\": [{\"object\": \"a.o\", \"symbol\": null}], \"unreadable\": [], "
+		    "\"truncated\": false}",
+		    BASE("\"a.o\": 2", ""),
+		    "oracle tampering: a.o is in the build twice (the linker takes one, this check saw "
+		    "the other)" },
 		{ "address", NULL, BASE("\"a.o\": 2", ""),
 		    "oracle tampering: the grading build's objects could not be read" },
 		{ "address", "{\"objects\": []}", NULL,
@@ -215,6 +247,7 @@ grade_suite(void)
 
 	tcase_add_test(tc, test_count_line);
 	tcase_add_test(tc, test_count_judged);
+	tcase_add_test(tc, test_count_tainted);
 	tcase_add_test(tc, test_oracle);
 	tcase_add_test(tc, test_oracle_summary);
 	suite_add_tcase(s, tc);
