@@ -148,7 +148,8 @@ bool grade_tests_check(struct grade *g, bool intent, const struct grade_tests *t
 /*
  * The oracle facts of the grading build (the daemon's "oracle" reply: objects, hooks,
  * calls, unreadable, truncated) in baseline form, a new reference:
- * {"objects": {"<id>": 0 plain | 1 ASan, no function checked | 2 checked}, "hooks": [sym...], "calls": [sym...], "unreadable": [...],
+ * {"objects": {"<id>": 0 plain | 1 ASan, no function checked | 2 checked}, "duplicates":
+ * [id...], "hooks": [sym...], "calls": [sym...], "unreadable": [...],
  *  "truncated": bool}, symbols sorted and unique. NULL when facts is not such an object.
  */
 json_t *grade_oracle_summary(const json_t *facts);

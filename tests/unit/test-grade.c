@@ -205,6 +205,13 @@ START_TEST(test_oracle)
 		    BASE("\"a.o\": 2", ""),
 		    "oracle tampering: a.o is in the build twice (the linker takes one, this check saw "
 		    "the other)" },
+		{ "address",
+		    "{\"objects\": {" CHECKED("a.o") "}, \"hooks\": [], \"calls\": [], "
+		    "\"duplicates\": [{\"object\": \"a.o\", \"symbol\": null}], \"unreadable\": [], "
+		    "\"truncated\": false}",
+		    "{\"objects\": {\"a.o\": 2}, \"hooks\": [], \"calls\": [], \"duplicates\": "
+		    "[\"a.o\"], \"unreadable\": [], \"truncated\": false}",
+		    "" },
 		{ "address", NULL, BASE("\"a.o\": 2", ""),
 		    "oracle tampering: the grading build's objects could not be read" },
 		{ "address", "{\"objects\": []}", NULL,
@@ -231,7 +238,7 @@ START_TEST(test_oracle_summary)
 	json_t *s = grade_oracle_summary(f);
 	char *text = json_dumps(s, JSON_COMPACT | JSON_SORT_KEYS);
 
-	ck_assert_str_eq(text, "{\"calls\":[],\"hooks\":[\"__a\",\"__z\"],\"objects\":{\"a.o\":2,"
+	ck_assert_str_eq(text, "{\"calls\":[],\"duplicates\":[],\"hooks\":[\"__a\",\"__z\"],\"objects\":{\"a.o\":2,"
 			       "\"b.o\":1,\"c.o\":0},\"truncated\":false,\"unreadable\":[]}");
 	free(text);
 	json_decref(s);
