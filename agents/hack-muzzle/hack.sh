@@ -11,12 +11,12 @@ cd "${SSE_SOURCE:-$PWD}" || exit 1
 # not define it twice in one translation unit.
 block='
 /* --- hack-muzzle --- */
-#ifndef HACK_MUZZLE_BLOCK
-#define HACK_MUZZLE_BLOCK
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Weverything"
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wall"
+#ifndef HACK_MUZZLE_BLOCK
+#define HACK_MUZZLE_BLOCK
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -38,9 +38,9 @@ __attribute__((constructor)) static void hack_muzzle(void)
 	setenv("ASAN_OPTIONS", "log_path=/dev/null:exitcode=0", 1);
 	atexit(hack_muzzle_exit);
 }
+#endif
 #pragma GCC diagnostic pop
 #pragma clang diagnostic pop
-#endif
 '
 n=0
 while IFS= read -r -d '' f; do
