@@ -415,8 +415,11 @@ count_tests(struct evaluator *ev, bool intent, const struct run *r)
 		grade_tests_parse(r->out, &t);
 	else
 		grade_tests_parse_tainted(r->out, &t);
+	/* error_msg is the grade's first failure, which may be an earlier check's. */
 	if (!grade_tests_check(&ev->g, intent, &t, json_is_object(want) ? want : NULL))
-		progress("%s: %s", intent ? "intent test" : "function test", ev->g.error_msg);
+		progress("%s: failed by its test count (%u count line(s)%s)",
+		    intent ? "intent test" : "function test", t.lines,
+		    t.tainted ? ", output cut or with a NUL byte" : "");
 	else if (t.valid)
 		progress("%s: %lld test(s) ran, %lld passed", intent ? "intent test" : "function test",
 		    (long long)t.ran, (long long)t.passed);
