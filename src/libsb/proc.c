@@ -115,8 +115,22 @@ kill_by_scan(uid_t uid, struct sb_error **err)
 	return signal_each(uid, SIGKILL, err) < 0 ? -1 : 0;
 }
 
-/* One round: a child becomes uid and signals everything it may signal. */
-/* One kill(-1, sig) as uid: 0, -1 with *err, or 1 when no child could be forked. */
+/*
+ * How often a round's child may be found stopped and continued before the round gives up on
+ * it. Once the child is uid, every process of uid may signal it: the processes being
+ * signalled can stop it (kill(-1, SIGSTOP) in a loop), and another round for the same uid
+ * (the helper's sweep after a killed worker overlaps the end of the agent phase) can stop or
+ * kill it. A wait that ignored that would hang root's caller for as long as they like.
+ */
+#define ROUND_CONTINUES 64
+
+enum round_result {
+	ROUND_DONE = 0,
+	ROUND_NO_FORK = 1,  /* no child could be forked (the uid's pids limit is used up) */
+	ROUND_DISTURBED = 2 /* the child was killed or kept stopped before it could finish */
+};
+
+/* One kill(-1, sig) as uid: a round_result, or -1 with *err. */
 static int
 signal_round(uid_t uid, gid_t gid, int sig, struct sb_error **err)
 {
@@ -124,7 +138,7 @@ signal_round(uid_t uid, gid_t gid, int sig, struct sb_error **err)
 	pid_t pid = fork();
 
 	if (pid < 0 && errno == EAGAIN)
-		return 1;
+		return ROUND_NO_FORK;
 	if (pid < 0)
 		return sb_error_errno(err, errno, "fork");
 	if (pid == 0) {
@@ -135,20 +149,31 @@ signal_round(uid_t uid, gid_t gid, int sig, struct sb_error **err)
 		(void)kill(-1, sig);
 		_exit(0);
 	}
-	if (SB_RETRY_EINTR(waitpid(pid, &status, 0)) < 0)
-		return sb_error_errno(err, errno, "waitpid");
+	for (unsigned continued = 0;; continued++) {
+		if (SB_RETRY_EINTR(waitpid(pid, &status, WUNTRACED)) < 0)
+			return sb_error_errno(err, errno, "waitpid");
+		if (!WIFSTOPPED(status))
+			break;
+		(void)kill(pid, continued < ROUND_CONTINUES ? SIGCONT : SIGKILL);
+	}
+	if (WIFSIGNALED(status))
+		return ROUND_DISTURBED;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return sb_error_set(err, EPERM, "cannot become uid %u to signal its processes",
 		    (unsigned)uid);
-	return 0;
+	return ROUND_DONE;
 }
 
+/*
+ * A round that could not fork, or whose child the uid's processes (or a concurrent round)
+ * disturbed, is done by root from /proc instead, which nothing of uid can interfere with.
+ */
 static int
 kill_round(uid_t uid, gid_t gid, struct sb_error **err)
 {
 	int r = signal_round(uid, gid, SIGKILL, err);
 
-	return r == 1 ? kill_by_scan(uid, err) : r;
+	return r == ROUND_NO_FORK || r == ROUND_DISTURBED ? kill_by_scan(uid, err) : r;
 }
 
 int
@@ -159,9 +184,14 @@ sb_proc_signal_uid(uid_t uid, gid_t gid, int sig, struct sb_error **err)
 	if (uid == 0)
 		return sb_error_set(err, EINVAL, "refusing to signal every process of root");
 	r = signal_round(uid, gid, sig, err);
-	if (r == 1)
+	if (r == ROUND_NO_FORK)
 		return sb_error_set(err, EAGAIN, "cannot fork to signal the processes of uid %u",
 		    (unsigned)uid);
+	/* Not retried: a stop that the uid's own processes keep from happening is refused
+	 * (the caller then runs nothing), never taken for done. */
+	if (r == ROUND_DISTURBED)
+		return sb_error_set(err, EINTR,
+		    "the processes of uid %u disturbed the signalling of them", (unsigned)uid);
 	return r;
 }
 

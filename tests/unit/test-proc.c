@@ -116,6 +116,137 @@ START_TEST(test_kill_refuses_root)
 }
 END_TEST
 
+/*
+ * Several kills of one uid at once (the helper's sweep after a killed worker overlaps the end
+ * of the agent phase): each round's child is of that uid, so one round kills another's
+ * child. Every kill must still succeed and leave nothing; it once failed, now and then, with
+ * "cannot become uid" (a 500 from agent_exited in tests/daemon/t0300).
+ */
+START_TEST(test_kill_concurrent)
+{
+	for (int iter = 0; iter < 20; iter++) {
+		pid_t killers[3];
+
+		start_sleepers(8);
+		ck_assert_int_eq(wait_count(8), 8);
+		for (size_t k = 0; k < 3; k++) {
+			killers[k] = fork();
+			ck_assert_int_ge(killers[k], 0);
+			if (killers[k] == 0)
+				_exit(sb_proc_kill_uid(TEST_UID, TEST_UID, 5, NULL) == 0 ? 0 : 1);
+		}
+		for (size_t k = 0; k < 3; k++) {
+			int status;
+
+			ck_assert_int_eq(waitpid(killers[k], &status, 0), killers[k]);
+			ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			    "iteration %d: kill %zu of 3 failed (status %d)", iter, k, status);
+		}
+		ck_assert_int_eq(sb_proc_count_uid(TEST_UID, NULL), 0);
+	}
+}
+END_TEST
+
+/* A process of the uid that signals every other one of the uid, forever: what the patch's
+ * code can do to the child each round makes of that uid. */
+static pid_t
+start_signaller(int sig)
+{
+	pid_t p = fork();
+
+	ck_assert_int_ge(p, 0);
+	if (p == 0) {
+		become_test_uid();
+		for (;;)
+			(void)kill(-1, sig);
+	}
+	return p;
+}
+
+/* A uid whose processes stop the round's child (it is theirs to signal) must not hang root. */
+START_TEST(test_kill_with_stopper)
+{
+	struct sb_error *err = NULL;
+	pid_t stopper;
+
+	start_sleepers(4);
+	ck_assert_int_eq(wait_count(4), 4);
+	stopper = start_signaller(SIGSTOP);
+	sleep_ms(50);
+	ck_assert_int_eq(sb_proc_kill_uid(TEST_UID, TEST_UID, 5, &err), 0);
+	ck_assert_ptr_null(err);
+	ck_assert_int_eq(waitpid(stopper, NULL, 0), stopper);
+	ck_assert_int_eq(sb_proc_count_uid(TEST_UID, NULL), 0);
+}
+END_TEST
+
+/* Nor make the kill fail by killing the round's child before it signals. */
+START_TEST(test_kill_with_killer)
+{
+	struct sb_error *err = NULL;
+	pid_t killer;
+
+	start_sleepers(4);
+	ck_assert_int_eq(wait_count(4), 4);
+	killer = start_signaller(SIGKILL);
+	ck_assert_int_eq(wait_count(1), 1); /* the sleepers are gone: only the killer is left */
+	for (int i = 0; i < 20; i++) {
+		ck_assert_int_eq(sb_proc_kill_uid(TEST_UID, TEST_UID, 5, &err), 0);
+		ck_assert_ptr_null(err);
+		if (i == 0)
+			ck_assert_int_eq(waitpid(killer, NULL, 0), killer);
+		if (i < 19)
+			killer = start_signaller(SIGKILL);
+		sleep_ms(5);
+	}
+	ck_assert_int_eq(sb_proc_count_uid(TEST_UID, NULL), 0);
+}
+END_TEST
+
+/* A stop of the uid its processes keep from happening is an error, never a hang or a
+ * pretended success. */
+START_TEST(test_stop_with_killer)
+{
+	struct sb_error *err = NULL;
+	int disturbed = 0;
+
+	for (int i = 0; i < 20; i++) {
+		pid_t killer = start_signaller(SIGKILL);
+		int r;
+
+		sleep_ms(5);
+		r = sb_proc_signal_uid(TEST_UID, TEST_UID, SIGSTOP, &err);
+		if (r < 0) {
+			ck_assert_int_eq(sb_error_code(err), EINTR);
+			sb_error_release(&err);
+			disturbed++;
+		} else {
+			/* The stop came first: the killer is stopped (a signal takes effect when
+			 * its target next enters the kernel, so give it a moment). */
+			char st = 0;
+
+			for (int waited = 0; waited < 1000 && st != 'T'; waited += 10) {
+				char path[64], buf[4096];
+				FILE *f;
+
+				snprintf(path, sizeof(path), "/proc/%d/stat", (int)killer);
+				f = fopen(path, "r");
+				ck_assert_ptr_nonnull(f);
+				if (fgets(buf, sizeof(buf), f) != NULL && strrchr(buf, ')') != NULL)
+					st = strrchr(buf, ')')[2];
+				fclose(f);
+				if (st != 'T')
+					sleep_ms(10);
+			}
+			ck_assert_msg(st == 'T', "stop reported done, the killer is in state %c", st);
+		}
+		ck_assert_int_eq(sb_proc_kill_uid(TEST_UID, TEST_UID, 5, NULL), 0);
+		ck_assert_int_eq(waitpid(killer, NULL, 0), killer);
+	}
+	ck_assert_int_gt(disturbed, 0);
+}
+END_TEST
+
 static int
 write_str(const char *path, const char *s)
 {
@@ -234,6 +365,10 @@ proc_suite(void)
 	tcase_add_test(tc, test_count_and_kill);
 	tcase_add_test(tc, test_kill_refuses_root);
 	tcase_add_test(tc, test_kill_when_fork_fails);
+	tcase_add_test(tc, test_kill_concurrent);
+	tcase_add_test(tc, test_kill_with_stopper);
+	tcase_add_test(tc, test_kill_with_killer);
+	tcase_add_test(tc, test_stop_with_killer);
 	suite_add_tcase(s, tc);
 	return s;
 }
