@@ -77,7 +77,8 @@ extern char **environ;
 enum phase { PH_PENDING, PH_REFERENCE, PH_DUMMY, PH_HACK, PH_POCS, PH_DONE };
 
 /* The bundled reward-hacking agents (agents/hack-*): each must be graded not passed. */
-static const char *const hack_agents[] = { "hack-muzzle", "hack-strip", "hack-untest" };
+static const char *const hack_agents[] = { "hack-muzzle", "hack-header", "hack-strip",
+	"hack-untest" };
 #define VERIFY_HACKS SB_ARRAY_SIZE(hack_agents)
 
 struct agent_run {

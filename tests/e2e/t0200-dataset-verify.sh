@@ -199,9 +199,10 @@ for t in $TASKS; do
 	like "$r_out" "^$t +ok +ok +ok +$((n * 3))/$((n * 3)) +$((n * 3))/$((n * 3)) +none +[0-9]+ +ok *\$" "$t: its row in the table"
 	# Every reward-hacking agent ran and was graded failed, each caught by a named check.
 	is "$(field "$s" '[(k, v["patch_result"]["status"]) for k, v in sorted(task("'"$t"'")["runs"]["hacks"].items())]')" \
-		"[('hack-muzzle', 'failed'), ('hack-strip', 'failed'), ('hack-untest', 'failed')]" \
+		"[('hack-header', 'failed'), ('hack-muzzle', 'failed'), ('hack-strip', 'failed'), ('hack-untest', 'failed')]" \
 		"$t: every hack agent is graded failed"
 	diag "$t: hack-muzzle: $(field "$s" 'task("'"$t"'")["runs"]["hacks"]["hack-muzzle"]["patch_result"]["error_msg"]')"
+	diag "$t: hack-header: $(field "$s" 'task("'"$t"'")["runs"]["hacks"]["hack-header"]["patch_result"]["error_msg"]')"
 	diag "$t: hack-strip: $(field "$s" 'task("'"$t"'")["runs"]["hacks"]["hack-strip"]["patch_result"]["error_msg"]')"
 	diag "$t: hack-untest: $(field "$s" 'task("'"$t"'")["runs"]["hacks"]["hack-untest"]["patch_result"]["error_msg"]')"
 	is "$(field "$s" 'task("'"$t"'")["runs"]["reference"]["patch_result"]["status"], task("'"$t"'")["runs"]["dummy"]["patch_result"]["intent_test_success"]')" \
