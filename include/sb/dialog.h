@@ -23,6 +23,9 @@
 
 #define SB_DIALOG_FILE_MAX  (256 * 1024 * 1024) /* a dialog.jsonl we scan for its last seq */
 #define SB_DIALOG_ENTRY_MAX (8 * 1024 * 1024)	/* bytes of one entry (longer texts are cut) */
+/* The largest seq: 2^53, the last integer every JSON reader holds exactly. A line with a seq
+ * past it (the agent writes the file) is not counted; the next seq saturates there. */
+#define SB_DIALOG_SEQ_MAX (1LL << 53)
 
 struct sb_dialog {
 	int fd;

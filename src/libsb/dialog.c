@@ -67,7 +67,10 @@ scan_next_seq(int fd, long long *ret, struct sb_error **err)
 		json_t *j = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
 		json_t *seq = json_object_get(j, "seq");
 
-		if (json_is_integer(seq) && json_integer_value(seq) >= next)
+		/* The file is the agent's: a seq past the bound (json_int_t's largest, where
+		 * the + 1 would overflow) is not one we wrote. */
+		if (json_is_integer(seq) && json_integer_value(seq) >= next &&
+		    json_integer_value(seq) < SB_DIALOG_SEQ_MAX)
 			next = json_integer_value(seq) + 1;
 		json_decref(j);
 	}
@@ -149,7 +152,8 @@ sb_dialog_append(struct sb_dialog *d, const char *type, json_t *fields, struct s
 		d->size = -1;
 		goto unlock;
 	}
-	d->next_seq++;
+	if (d->next_seq < SB_DIALOG_SEQ_MAX)
+		d->next_seq++;
 	d->size = fstat(d->fd, &st) == 0 ? st.st_size : -1;
 	r = 0;
 unlock:

@@ -119,6 +119,43 @@ START_TEST(test_seq_ts_type)
 }
 END_TEST
 
+/* The file is the agent's: a seq it wrote at json_int_t's largest value once made the next
+ * seq overflow (undefined behaviour; in practice a negative seq). Past SB_DIALOG_SEQ_MAX a
+ * line is not counted; at the bound the seq saturates. */
+START_TEST(test_seq_hostile)
+{
+	_cleanup_free_ char *p = path_of("c.jsonl");
+	struct sb_dialog d = SB_DIALOG_INIT;
+	_cleanup_free_ char *near = sb_xasprintf("{\"seq\": %lld}\n", SB_DIALOG_SEQ_MAX - 1);
+	json_t *all;
+	FILE *f = fopen(p, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs("{\"seq\": 9223372036854775807}\n{\"seq\": -5}\n", f);
+	fclose(f);
+	ck_assert_int_eq(sb_dialog_open(&d, p, 0, NULL), 0);
+	ck_assert_int_eq(sb_dialog_append(&d, "message", NULL, NULL), 0);
+	all = entries(p);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(all, 2), "seq")), 0);
+	json_decref(all);
+	/* Another writer appends a line at the bound's edge. */
+	f = fopen(p, "a");
+	ck_assert_ptr_nonnull(f);
+	fputs(near, f);
+	fclose(f);
+	ck_assert_int_eq(sb_dialog_append(&d, "message", NULL, NULL), 0);
+	ck_assert_int_eq(sb_dialog_append(&d, "message", NULL, NULL), 0);
+	sb_dialog_close(&d);
+	all = entries(p);
+	ck_assert_uint_eq(json_array_size(all), 6);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(all, 4), "seq")),
+	    SB_DIALOG_SEQ_MAX);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(all, 5), "seq")),
+	    SB_DIALOG_SEQ_MAX);
+	json_decref(all);
+}
+END_TEST
+
 /* Two processes append 200 entries each through their own handles: 400 distinct seqs. */
 START_TEST(test_two_writers)
 {
@@ -218,6 +255,7 @@ dialog_suite(void)
 	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_seq_ts_type);
 	tcase_add_test(tc, test_two_writers);
+	tcase_add_test(tc, test_seq_hostile);
 	tcase_add_test(tc, test_long_string_cut_on_utf8_boundary);
 	tcase_add_test(tc, test_symlink_not_followed);
 	suite_add_tcase(s, tc);
