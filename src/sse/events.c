@@ -216,12 +216,27 @@ result_text(const json_t *v)
 	return sb_buf_detach(&b, NULL);
 }
 
+/*
+ * A count from the agent CLI's stream (its tokens, its turns): what that program printed,
+ * so any integer. Counts are kept in [0, EVENTS_COUNT_MAX] (2^53, exact in every JSON
+ * reader): a negative one is 0, a larger one the bound, and sums saturate there (a sum of
+ * long longs past their range is undefined behaviour).
+ */
+#define EVENTS_COUNT_MAX (1LL << 53)
+
 static long long
 num(const json_t *o, const char *k)
 {
 	const json_t *v = json_object_get(o, k);
+	json_int_t n = json_is_integer(v) ? json_integer_value(v) : 0;
 
-	return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+	return n < 0 ? 0 : n > EVENTS_COUNT_MAX ? EVENTS_COUNT_MAX : (long long)n;
+}
+
+static long long
+sum_counts(long long a, long long b)
+{
+	return a > EVENTS_COUNT_MAX - b ? EVENTS_COUNT_MAX : a + b;
 }
 
 /* --- Claude Code --------------------------------------------------------------------- */
@@ -279,8 +294,9 @@ claude_event(struct events *e, const json_t *ev, struct sb_error **err)
 		const json_t *u = json_object_get(ev, "usage");
 
 		e->sum.turns = num(ev, "num_turns");
-		e->sum.tokens_in = num(u, "input_tokens") + num(u, "cache_read_input_tokens") +
-		    num(u, "cache_creation_input_tokens");
+		e->sum.tokens_in = sum_counts(sum_counts(num(u, "input_tokens"),
+						  num(u, "cache_read_input_tokens")),
+		    num(u, "cache_creation_input_tokens"));
 		e->sum.tokens_out = num(u, "output_tokens");
 		if (res != NULL && *res != '\0')
 			set_str(&e->sum.last_text, res);
@@ -377,9 +393,9 @@ codex_event(struct events *e, const json_t *ev, struct sb_error **err)
 	if (strcmp(type, "turn.completed") == 0) {
 		const json_t *u = json_object_get(ev, "usage");
 
-		e->sum.turns++;
-		e->sum.tokens_in += num(u, "input_tokens");
-		e->sum.tokens_out += num(u, "output_tokens");
+		e->sum.turns = sum_counts(e->sum.turns, 1);
+		e->sum.tokens_in = sum_counts(e->sum.tokens_in, num(u, "input_tokens"));
+		e->sum.tokens_out = sum_counts(e->sum.tokens_out, num(u, "output_tokens"));
 		return 0;
 	}
 	if (strcmp(type, "turn.failed") == 0 || strcmp(type, "error") == 0) {
@@ -431,9 +447,9 @@ opencode_event(struct events *e, const json_t *ev, struct sb_error **err)
 	if (strcmp(type, "step_finish") == 0) {
 		const json_t *tok = json_object_get(part, "tokens");
 
-		e->sum.turns++;
-		e->sum.tokens_in += num(tok, "input");
-		e->sum.tokens_out += num(tok, "output");
+		e->sum.turns = sum_counts(e->sum.turns, 1);
+		e->sum.tokens_in = sum_counts(e->sum.tokens_in, num(tok, "input"));
+		e->sum.tokens_out = sum_counts(e->sum.tokens_out, num(tok, "output"));
 		return 0;
 	}
 	if (strcmp(type, "error") == 0) {

@@ -30,7 +30,7 @@ setup(void)
 static void
 teardown(void)
 {
-	static const char *const names[] = { "claude-code", "codex", "opencode" };
+	static const char *const names[] = { "claude-code", "codex", "opencode", "counts" };
 
 	for (size_t i = 0; i < SB_ARRAY_SIZE(names); i++) {
 		_cleanup_free_ char *p = sb_xasprintf("%s/%s.dialog", dir, names[i]);
@@ -203,6 +203,70 @@ START_TEST(test_opencode)
 }
 END_TEST
 
+/* Feed lines to a converter of format; its summary's turns and tokens. */
+static struct events_summary
+counts_of(const char *format, const char *const *lines)
+{
+	_cleanup_free_ char *out = sb_xasprintf("%s/counts.dialog", dir);
+	struct sb_dialog d = SB_DIALOG_INIT;
+	struct events_summary sum;
+	struct events *e;
+
+	ck_assert_int_eq(sb_dialog_open(&d, out, SB_DIALOG_TRUNCATE, NULL), 0);
+	e = events_new((enum events_format)events_format_parse(format), &d);
+	for (; *lines != NULL; lines++)
+		ck_assert_int_eq(events_feed(e, *lines, strlen(*lines), NULL), 0);
+	ck_assert_int_eq(events_finish(e, NULL), 0);
+	sum = *events_summary(e);
+	sum.last_text = NULL;
+	sum.error = NULL;
+	events_free(e);
+	sb_dialog_close(&d);
+	return sum;
+}
+
+/*
+ * The counts are what the agent CLI printed: sums of json_int_t's largest value once
+ * overflowed (undefined behaviour; a negative total in practice). They saturate at 2^53, and
+ * a negative count is 0.
+ */
+START_TEST(test_counts_hostile)
+{
+	static const char *const codex[] = {
+		"{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":9223372036854775807,"
+		"\"output_tokens\":-9223372036854775807}}",
+		"{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":9223372036854775807,"
+		"\"output_tokens\":7}}",
+		NULL
+	};
+	static const char *const opencode[] = {
+		"{\"type\":\"step_finish\",\"part\":{\"type\":\"step-finish\",\"tokens\":"
+		"{\"input\":9007199254740991,\"output\":1}}}",
+		"{\"type\":\"step_finish\",\"part\":{\"type\":\"step-finish\",\"tokens\":"
+		"{\"input\":9007199254740991,\"output\":1}}}",
+		NULL
+	};
+	static const char *const claude[] = {
+		"{\"type\":\"result\",\"subtype\":\"success\",\"num_turns\":-3,\"usage\":"
+		"{\"input_tokens\":9223372036854775807,\"cache_read_input_tokens\":"
+		"9223372036854775807,\"cache_creation_input_tokens\":1,\"output_tokens\":2}}",
+		NULL
+	};
+	struct events_summary s = counts_of("codex", codex);
+
+	ck_assert_int_eq(s.turns, 2);
+	ck_assert_int_eq(s.tokens_in, 1LL << 53);
+	ck_assert_int_eq(s.tokens_out, 7);
+	s = counts_of("opencode", opencode);
+	ck_assert_int_eq(s.tokens_in, 1LL << 53);
+	ck_assert_int_eq(s.tokens_out, 2);
+	s = counts_of("claude-code", claude);
+	ck_assert_int_eq(s.turns, 0);
+	ck_assert_int_eq(s.tokens_in, 1LL << 53);
+	ck_assert_int_eq(s.tokens_out, 2);
+}
+END_TEST
+
 START_TEST(test_format_names)
 {
 	ck_assert_int_eq(events_format_parse("claude-code"), EVENTS_CLAUDE_CODE);
@@ -224,6 +288,7 @@ events_suite(void)
 	tcase_add_test(tc, test_codex);
 	tcase_add_test(tc, test_opencode);
 	tcase_add_test(tc, test_format_names);
+	tcase_add_test(tc, test_counts_hostile);
 	suite_add_tcase(s, tc);
 	return s;
 }
