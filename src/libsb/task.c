@@ -467,6 +467,11 @@ sb_task_path_protected(const struct sb_task_config *c, const char *path,
 void
 sb_task_config_free(struct sb_task_config *c)
 {
+	/* Checked before any member's address is taken: &c->id of a NULL c is undefined
+	 * behaviour, and sb_task_load frees a config it never made. */
+	if (c == NULL)
+		return;
+
 	struct sb_task_str *strs[] = { &c->id, &c->project, &c->repository, &c->language,
 		&c->source, &c->task_description.issue, &c->task_description.bug_description,
 		&c->scripts.build, &c->scripts.run, &c->scripts.test, &c->files.patch,
@@ -474,8 +479,6 @@ sb_task_config_free(struct sb_task_config *c)
 		&c->sanitizer, &c->type, &c->binary, &c->trigger_commit, &c->patch_commit,
 		&c->originality, &c->protected_defaults };
 
-	if (c == NULL)
-		return;
 	for (size_t i = 0; i < SB_ARRAY_SIZE(strs); i++)
 		str_release(strs[i]);
 	list_release(&c->task_description.crash_report);
