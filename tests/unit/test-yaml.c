@@ -98,11 +98,43 @@ START_TEST(test_empty_document)
 }
 END_TEST
 
+/* A mapping of 49,000 keys (the size that took 78 s of CPU pairwise): every key is there,
+ * and one repeated at the end is found, naming the first. */
+START_TEST(test_many_keys)
+{
+	const size_t n = 49000;
+	struct sb_buf b = SB_BUF_INIT(1 << 24);
+	struct sb_ynode *root = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(sb_buf_appendf(&b, NULL, "key%zu: %zu\n", (i * 7919) % n, i), 0);
+	ck_assert_int_eq(sb_yaml_load(b.s, b.len, &root, NULL, NULL), 0);
+	ck_assert_ptr_nonnull(root);
+	ck_assert_uint_eq(root->n, n);
+	sb_ynode_free(root);
+	root = NULL;
+	ck_assert_int_eq(sb_buf_appendf(&b, NULL, "key0: again\n"), 0);
+	load_bad(b.s, b.len, "duplicate key 'key0' (first at line 1)", (unsigned)n + 1, 1);
+	sb_buf_release(&b);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
 	const char *dup = "a: 1\nb: 2\na: 3\n";
 
 	load_bad(dup, strlen(dup), "duplicate key 'a' (first at line 1)", 3, 1);
+	/* The earliest key that repeats one before it, as a check in document order finds it;
+	 * with a third of one name, the second is named. */
+	dup = "a: 1\nb: 2\nc: 3\nb: 4\na: 5\n";
+	load_bad(dup, strlen(dup), "duplicate key 'b' (first at line 2)", 4, 1);
+	dup = "x: 1\ny: 2\nx: 3\nx: 4\n";
+	load_bad(dup, strlen(dup), "duplicate key 'x' (first at line 1)", 3, 1);
+	dup = "m:\n  k: 1\n  j: 0\n  k: 2\nk: 3\n";
+	load_bad(dup, strlen(dup), "duplicate key 'k' (first at line 2)", 4, 3);
+	/* Keys equal as text, whatever their style. */
+	dup = "'q': 1\n\"q\": 2\n";
+	load_bad(dup, strlen(dup), "duplicate key 'q' (first at line 1)", 2, 1);
 	load_bad("a: &x 1\nb: *x\n", 14, "anchors", 1, 4);
 	load_bad("a: !!python/object:os.system x\n", 31, "tags", 1, 4);
 	load_bad("a: 1\n---\nb: 2\n", 14, "more than one YAML document", 2, 1);
@@ -206,6 +238,7 @@ yaml_suite(void)
 	tcase_add_loop_test(tc, test_scalar_types, 0, (int)SB_ARRAY_SIZE(scalar_cases));
 	tcase_add_test(tc, test_empty_document);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_many_keys);
 	tcase_add_test(tc, test_alias_bomb);
 	tcase_add_test(tc, test_depth_cap);
 	tcase_add_test(tc, test_ten_megabyte_line);
