@@ -920,9 +920,11 @@ hidden_check_begin(struct helper *h, struct job_spec *j, const char *workspace,
 	if (sb_sandbox_prepare(&hc->sb, h->c->runner.uid, h->c->runner.gid, err) < 0)
 		return -1;
 	if (j->ch == DCH_AGENT) {
+		/* Set first: a stop refused half-way (some processes stopped) is continued by
+		 * hidden_check_end like a whole one, never left stopped. */
+		hc->frozen = true;
 		if (sb_proc_signal_uid(h->c->agent.uid, h->c->agent.gid, SIGSTOP, err) < 0)
 			return sb_error_prefix(err, "stop the agent's processes");
-		hc->frozen = true;
 	}
 	return 0;
 }

@@ -32,8 +32,10 @@ int sb_proc_kill_uid(uid_t uid, gid_t gid, unsigned rounds, struct sb_error **er
  * Send sig to every process of uid at once, the same way (a child dropped to uid/gid calls
  * kill(-1, sig): a process forking at that moment cannot leave a child behind that missed
  * it). For SIGSTOP and SIGCONT: freezing a user's processes while something they must not
- * watch runs. Fails (EAGAIN) if no child can be forked, and (EINTR) if the uid's processes
- * killed or kept stopping that child before it signalled, rather than pretend.
+ * watch runs. SIGSTOP returns only when two passes over /proc in a row found every thread of
+ * uid stopped (root stops what it finds running), and fails (EBUSY) if that did not happen
+ * within about a second, rather than pretend. For another signal, fails (EAGAIN) if no
+ * child can be forked and (EINTR) if the uid's processes killed or kept stopping it.
  */
 int sb_proc_signal_uid(uid_t uid, gid_t gid, int sig, struct sb_error **err);
 

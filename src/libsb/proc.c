@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -14,14 +15,79 @@
 #include "sb/buf.h"
 #include "sb/proc.h"
 
+/* The state letter of one thread, from /proc/<pid>/task/<tid>/stat (after the last ')': the
+ * name before it is the process's to choose, parentheses included); 0 when it is gone. */
+static char
+thread_state(int task_fd, const char *tid)
+{
+	char path[300], buf[1024];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/stat", tid);
+	fd = openat(task_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p != NULL && p[1] == ' ' ? p[2] : '?';
+}
+
 /*
- * The state letter of /proc/<pid>/status ('R', 'S', 'T'...) when it shows a live process
- * with uid among its real/effective/saved ids; 0 otherwise (another user, gone, a zombie).
+ * The state of a process as a whole, from all its threads: 'Z' when every one is dead (or
+ * the process is gone), 'T' when every live one is stopped (by a signal, 'T', or a tracer,
+ * 't'), 'R' otherwise. Per thread, not the leader's line in /proc/<pid>/status: a leader
+ * that exited (SYS_exit) shows Z while its other threads run, and a tracer can hold the
+ * leader alone in 't' while another thread runs; either passed for dead or stopped here.
+ */
+static char
+group_state(int proc_fd, const char *pid)
+{
+	char path[300];
+	struct dirent *de;
+	bool live = false, running = false;
+	int tfd;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/task", pid);
+	tfd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tfd < 0)
+		return 'Z';
+	d = fdopendir(tfd);
+	if (d == NULL) {
+		close(tfd);
+		return 'R'; /* cannot tell: never "dead" or "stopped" */
+	}
+	while ((de = readdir(d)) != NULL) {
+		char st;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		st = thread_state(tfd, de->d_name);
+		if (st == 0 || st == 'Z' || st == 'X')
+			continue;
+		live = true;
+		if (st != 'T' && st != 't')
+			running = true;
+	}
+	closedir(d);
+	return !live ? 'Z' : running ? 'R' : 'T';
+}
+
+/*
+ * 'R' (some thread runs) or 'T' (all stopped) for a process with uid among its
+ * real/effective/saved ids that has a live thread; 0 otherwise (another user, gone, a
+ * zombie: it holds no resources, cannot be signalled again, and its parent reaps it).
  */
 static char
 proc_state(int proc_fd, const char *pid, uid_t uid)
 {
-	char path[64], buf[4096], state = '?';
+	char path[64], buf[4096], state;
 	const char *p;
 	unsigned long r, e, s;
 	ssize_t n;
@@ -36,16 +102,14 @@ proc_state(int proc_fd, const char *pid, uid_t uid)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	p = strstr(buf, "\nState:");
-	if (p != NULL && p[7] == '\t')
-		state = p[8];
-	/* A zombie holds no resources and cannot be killed again; its parent reaps it. */
-	if (state == 'Z' || state == 'X')
-		return 0;
+	/* The name is escaped in status ("a\\nUid:" cannot forge a line). */
 	p = strstr(buf, "\nUid:");
 	if (p == NULL || sscanf(p + 5, "%lu %lu %lu", &r, &e, &s) != 3)
 		return 0;
-	return (r == uid || e == uid || s == uid) ? state : 0;
+	if (r != uid && e != uid && s != uid)
+		return 0;
+	state = group_state(proc_fd, pid);
+	return state == 'Z' ? 0 : state;
 }
 
 /*
@@ -76,7 +140,7 @@ signal_each(uid_t uid, int sig, struct sb_error **err)
 		if (de->d_name[0] < '0' || de->d_name[0] > '9' || strcmp(de->d_name, self) == 0)
 			continue;
 		st = proc_state(pfd, de->d_name, uid);
-		if (st == 0 || (sig == SIGSTOP && (st == 'T' || st == 't')))
+		if (st == 0 || (sig == SIGSTOP && st == 'T'))
 			continue;
 		pid = strtol(de->d_name, NULL, 10);
 		if (pid > 1 && kill((pid_t)pid, sig) == 0)
@@ -95,9 +159,12 @@ sb_proc_count_uid(uid_t uid, struct sb_error **err)
 
 /*
  * Without a fork: when the pids limit is used up (a fork bomb), kill_round cannot start its
- * child. Root then freezes the uid's processes one by one from /proc (a stopped process
- * cannot fork), until a whole pass finds none still running, and kills them all
- * (integrity-model: "a fork bomb ... does not stop grading").
+ * child; nor may it trust a child the uid's processes disturbed. Root then freezes the uid's
+ * processes one by one from /proc (a stopped process cannot fork, and holds its pid, so the
+ * limit stays full), until a whole pass finds none still running, and kills them: SIGKILL
+ * sweeps until one finds nothing (processes that continue each other may keep some running
+ * through every freeze pass; what a sweep kills cannot fork again) (integrity-model: "a
+ * fork bomb ... does not stop grading").
  */
 #define FREEZE_PASSES 200
 
@@ -112,7 +179,13 @@ kill_by_scan(uid_t uid, struct sb_error **err)
 		if (n == 0)
 			break;
 	}
-	return signal_each(uid, SIGKILL, err) < 0 ? -1 : 0;
+	for (unsigned pass = 0; pass < FREEZE_PASSES; pass++) {
+		int n = signal_each(uid, SIGKILL, err);
+
+		if (n <= 0)
+			return n;
+	}
+	return 0; /* sb_proc_kill_uid counts what is left */
 }
 
 /*
@@ -176,6 +249,41 @@ kill_round(uid_t uid, gid_t gid, struct sb_error **err)
 	return r == ROUND_NO_FORK || r == ROUND_DISTURBED ? kill_by_scan(uid, err) : r;
 }
 
+/*
+ * A stop is done when two passes over /proc in a row find every thread of the uid stopped:
+ * a kill(-1, SIGSTOP) that returned proves nothing, since the uid's processes may SIGCONT
+ * each other while it runs, and a process in an uninterruptible call stops only when it
+ * leaves it. Each pass also stops, from root, whatever it finds running; between passes,
+ * another round. A stop not done within STOP_PASSES passes is refused.
+ */
+#define STOP_PASSES 100
+#define STOP_PAUSE_NS 10000000L /* 10 ms: about 1 s in all */
+
+static int
+stop_uid(uid_t uid, gid_t gid, struct sb_error **err)
+{
+	unsigned quiet = 0;
+	int left = 0;
+
+	for (unsigned pass = 0; pass < STOP_PASSES; pass++) {
+		struct timespec pause = { 0, STOP_PAUSE_NS };
+		/* The round is the fast path (one kill(-1) that no fork escapes); that it
+		 * could not fork, or was disturbed, is made up for by root's passes. */
+		if (signal_round(uid, gid, SIGSTOP, err) < 0)
+			return -1;
+		left = signal_each(uid, SIGSTOP, err);
+		if (left < 0)
+			return -1;
+		if (left == 0 && ++quiet == 2)
+			return 0;
+		if (left > 0)
+			quiet = 0;
+		nanosleep(&pause, NULL);
+	}
+	return sb_error_set(err, EBUSY, "%d processes of uid %u did not stay stopped", left,
+	    (unsigned)uid);
+}
+
 int
 sb_proc_signal_uid(uid_t uid, gid_t gid, int sig, struct sb_error **err)
 {
@@ -183,12 +291,12 @@ sb_proc_signal_uid(uid_t uid, gid_t gid, int sig, struct sb_error **err)
 
 	if (uid == 0)
 		return sb_error_set(err, EINVAL, "refusing to signal every process of root");
+	if (sig == SIGSTOP)
+		return stop_uid(uid, gid, err);
 	r = signal_round(uid, gid, sig, err);
 	if (r == ROUND_NO_FORK)
 		return sb_error_set(err, EAGAIN, "cannot fork to signal the processes of uid %u",
 		    (unsigned)uid);
-	/* Not retried: a stop that the uid's own processes keep from happening is refused
-	 * (the caller then runs nothing), never taken for done. */
 	if (r == ROUND_DISTURBED)
 		return sb_error_set(err, EINTR,
 		    "the processes of uid %u disturbed the signalling of them", (unsigned)uid);
