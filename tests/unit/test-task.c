@@ -164,6 +164,15 @@ START_TEST(test_checks_derivation)
 }
 END_TEST
 
+/* Freeing no config is nothing (sb_task_load does it for a folder it could not open). It
+ * once took member addresses of the NULL pointer first: undefined behaviour that only a
+ * build with --enable-ubsan (-fno-sanitize-recover) turns into a failure here. */
+START_TEST(test_free_null)
+{
+	sb_task_config_free(NULL);
+}
+END_TEST
+
 /* Malformed configs: each must produce a problem at (line, col) containing msg. */
 static const struct {
 	const char *doc;
@@ -289,6 +298,7 @@ task_suite(void)
 	tcase_add_test(tc, test_every_upstream_config_is_accepted);
 	tcase_add_test(tc, test_good_config_fields);
 	tcase_add_test(tc, test_checks_derivation);
+	tcase_add_test(tc, test_free_null);
 	tcase_add_test(tc, test_protected_paths);
 	tcase_add_loop_test(tc, test_bad_config_table, 0, (int)SB_ARRAY_SIZE(bad_cases));
 	tcase_add_test(tc, test_all_problems_reported_at_once);
