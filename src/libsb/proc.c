@@ -15,25 +15,36 @@
 #include "sb/buf.h"
 #include "sb/proc.h"
 
+/* Read <dir_fd>/<name>/<file> (a /proc entry) into buf as a string: false if it is gone. */
+static bool
+read_entry(int dir_fd, const char *name, const char *file, char *buf, size_t size)
+{
+	char path[320];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", name, file);
+	fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
 /* The state letter of one thread, from /proc/<pid>/task/<tid>/stat (after the last ')': the
  * name before it is the process's to choose, parentheses included); 0 when it is gone. */
 static char
 thread_state(int task_fd, const char *tid)
 {
-	char path[300], buf[1024];
+	char buf[1024];
 	const char *p;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "%s/stat", tid);
-	fd = openat(task_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!read_entry(task_fd, tid, "stat", buf, sizeof(buf)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	return p != NULL && p[1] == ' ' ? p[2] : '?';
 }
@@ -87,21 +98,12 @@ group_state(int proc_fd, const char *pid)
 static char
 proc_state(int proc_fd, const char *pid, uid_t uid)
 {
-	char path[64], buf[4096], state;
+	char buf[4096], state;
 	const char *p;
 	unsigned long r, e, s;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "%s/status", pid);
-	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!read_entry(proc_fd, pid, "status", buf, sizeof(buf)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	/* The name is escaped in status ("a\\nUid:" cannot forge a line). */
 	p = strstr(buf, "\nUid:");
 	if (p == NULL || sscanf(p + 5, "%lu %lu %lu", &r, &e, &s) != 3)
