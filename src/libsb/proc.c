@@ -165,8 +165,8 @@ sb_proc_count_uid(uid_t uid, struct sb_error **err)
  * processes one by one from /proc (a stopped process cannot fork, and holds its pid, so the
  * limit stays full), until a whole pass finds none still running, and kills them: SIGKILL
  * sweeps until one finds nothing (processes that continue each other may keep some running
- * through every freeze pass; what a sweep kills cannot fork again) (integrity-model: "a
- * fork bomb ... does not stop grading").
+ * through every freeze pass; what a sweep kills cannot fork again). A fork bomb must not
+ * stop grading (docs/integrity.md, "Resource limits").
  */
 #define FREEZE_PASSES 200
 
