@@ -19,6 +19,9 @@
  */
 int sb_proc_count_uid(uid_t uid, struct sb_error **err);
 
+/* The live processes (not zombies) of uid, as sb_proc_count_uid counts them (*ret: free). */
+int sb_proc_list_uid(uid_t uid, pid_t **ret, size_t *ret_n, struct sb_error **err);
+
 /*
  * SIGKILL every process of uid, then check /proc; repeat for up to `rounds` rounds with a
  * growing pause. Each round forks a child that drops to uid/gid (no groups) and calls
@@ -34,8 +37,10 @@ int sb_proc_kill_uid(uid_t uid, gid_t gid, unsigned rounds, struct sb_error **er
  * it). For SIGSTOP and SIGCONT: freezing a user's processes while something they must not
  * watch runs. SIGSTOP returns only when two passes over /proc in a row found every thread of
  * uid stopped (root stops what it finds running), and fails (EBUSY) if that did not happen
- * within about a second, rather than pretend. For another signal, fails (EAGAIN) if no
- * child can be forked and (EINTR) if the uid's processes killed or kept stopping it.
+ * within about a second, rather than pretend. SIGCONT, when no child can be forked or the
+ * uid's processes disturbed it, is sent by root to each process /proc lists. For another
+ * signal, fails (EAGAIN) if no child can be forked and (EINTR) if the uid's processes
+ * killed or kept stopping it.
  */
 int sb_proc_signal_uid(uid_t uid, gid_t gid, int sig, struct sb_error **err);
 

@@ -65,6 +65,11 @@ struct sb_cmd {
 	 */
 	const struct sb_sandbox *sandbox;
 	const struct sb_seccomp *seccomp;
+	/*
+	 * A cgroup.procs file the child joins first, while still root (sb/freezer.h): every
+	 * process it becomes, and all it forks, are in that cgroup. NULL: stay where it is.
+	 */
+	const char *cgroup_procs;
 	const struct sb_rlimit_set *rlimits;
 	size_t n_rlimits;
 	unsigned flags; /* enum sb_cmd_flags */

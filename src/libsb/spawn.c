@@ -38,6 +38,7 @@
 
 enum child_step {
 	STEP_SIGNALS = 1,
+	STEP_CGROUP,
 	STEP_SESSION,
 	STEP_STDIO,
 	STEP_CWD,
@@ -56,6 +57,8 @@ step_name(int step)
 	switch (step) {
 	case STEP_SIGNALS:
 		return "reset signals";
+	case STEP_CGROUP:
+		return "join the cgroup";
 	case STEP_SESSION:
 		return "new session/process group";
 	case STEP_STDIO:
@@ -124,6 +127,19 @@ child_run(const struct child_plan *p)
 	rep.step = STEP_SIGNALS;
 	if (sb_sig_reset_all() < 0)
 		goto fail;
+	/* First: nothing of the child, nor anything it forks, runs outside the cgroup. */
+	rep.step = STEP_CGROUP;
+	if (c->cgroup_procs != NULL) {
+		int fd = open(c->cgroup_procs, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0)
+			goto fail;
+		if (write(fd, "0", 1) != 1) {
+			close(fd);
+			goto fail;
+		}
+		close(fd);
+	}
 	rep.step = STEP_SESSION;
 	if ((c->flags & SB_CMD_NEW_SESSION) && setsid() < 0)
 		goto fail;

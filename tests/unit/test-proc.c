@@ -486,6 +486,112 @@ START_TEST(test_kill_when_fork_fails)
 }
 END_TEST
 
+/* How many live processes of TEST_UID /proc shows stopped (state T in status). */
+static int
+count_stopped(void)
+{
+	char path[300], buf[4096];
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir("/proc");
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		bool stopped = false, ours = false;
+		unsigned uid;
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		/* (The file is root's: a process that dropped from root is not dumpable.) */
+		snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(buf, sizeof(buf), f) != NULL) {
+			if (strncmp(buf, "State:", 6) == 0 && strchr(buf, 'T') != NULL)
+				stopped = true;
+			if (sscanf(buf, "Uid: %u", &uid) == 1 && uid == TEST_UID)
+				ours = true;
+		}
+		fclose(f);
+		n += stopped && ours;
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/*
+ * SIGCONT with the pids limit used up: the round cannot fork its child, and root continues
+ * the stopped processes from /proc instead (second red-team round: the agent stayed stopped
+ * after a check, and the call failed with EAGAIN). Stopped processes cannot fork, so a pass
+ * over /proc reaches them all.
+ */
+START_TEST(test_cont_when_fork_fails)
+{
+	char cg[128], file[192], num[32];
+	int status;
+	pid_t worker;
+	const char *root = pids_root();
+
+	if (root == NULL)
+		ck_abort_msg("no writable pids cgroup controller: cannot test SIGCONT at the limit");
+	snprintf(cg, sizeof(cg), "%s/sb-test-proc-cont-%d", root, (int)getpid());
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	snprintf(file, sizeof(file), "%s/pids.max", cg);
+	snprintf(num, sizeof(num), "%d", BOMB_PIDS);
+	ck_assert_int_eq(write_str(file, num), 0);
+	worker = fork();
+	ck_assert_int_ge(worker, 0);
+	if (worker == 0) {
+		pid_t filler, probe;
+
+		snprintf(file, sizeof(file), "%s/cgroup.procs", cg);
+		snprintf(num, sizeof(num), "%d", (int)getpid());
+		if (write_str(file, num) < 0)
+			_exit(100);
+		filler = fork();
+		if (filler < 0)
+			_exit(101);
+		if (filler == 0) {
+			/* Fill the cgroup with sleepers, then sleep too. */
+			become_test_uid();
+			while (fork() >= 0)
+				;
+			for (;;)
+				pause();
+		}
+		for (int waited = 0;; waited += 50) {
+			probe = fork();
+			if (probe == 0)
+				_exit(0);
+			if (probe > 0)
+				(void)waitpid(probe, NULL, 0);
+			else if (errno == EAGAIN)
+				break;
+			if (waited > WAIT_MS)
+				_exit(102);
+			sleep_ms(50);
+		}
+		if (sb_proc_signal_uid(TEST_UID, TEST_UID, SIGSTOP, NULL) < 0)
+			_exit(103);
+		if (count_stopped() < BOMB_PIDS / 2)
+			_exit(104);
+		if (sb_proc_signal_uid(TEST_UID, TEST_UID, SIGCONT, NULL) < 0)
+			_exit(105);
+		sleep_ms(50);
+		_exit(count_stopped() > 90 ? 90 : count_stopped());
+	}
+	ck_assert_int_eq(waitpid(worker, &status, 0), worker);
+	(void)sb_proc_kill_uid(TEST_UID, TEST_UID, 5, NULL);
+	for (int i = 0; i < 100 && rmdir(cg) < 0; i++)
+		sleep_ms(20);
+	ck_assert_msg(WIFEXITED(status), "the worker died of signal %d", WTERMSIG(status));
+	ck_assert_msg(WEXITSTATUS(status) < 100, "the worker failed at step %d",
+	    WEXITSTATUS(status));
+	ck_assert_msg(WEXITSTATUS(status) == 0, "%d processes stayed stopped", WEXITSTATUS(status));
+}
+END_TEST
+
 /* Before and after the suite: no process of TEST_UID (a failed case leaves its victims;
  * spinners left by one once ran for a quarter of an hour). */
 static void
@@ -505,6 +611,7 @@ proc_suite(void)
 	tcase_add_test(tc, test_count_and_kill);
 	tcase_add_test(tc, test_kill_refuses_root);
 	tcase_add_test(tc, test_kill_when_fork_fails);
+	tcase_add_test(tc, test_cont_when_fork_fails);
 	tcase_add_test(tc, test_kill_concurrent);
 	tcase_add_test(tc, test_kill_with_stopper);
 	tcase_add_test(tc, test_kill_with_killer);
