@@ -35,6 +35,7 @@ struct dconf {
 	char *archive;	    /* SSE_ARCHIVE: dialog.jsonl (the agent's) */
 	char *runner_dir;   /* SSE_RUNNER_DIR: scratch copies, 0710 root:runner */
 	char *state_dir;    /* SSE_DAEMON_STATE: private state, 0711 root */
+	char *agent_cgroup; /* SSE_AGENT_CGROUP: the agent's freezer cgroup, or NULL (signals) */
 	/* Listeners */
 	char *agent_socket; /* SSE_DAEMON_SOCKET */
 	char *admin_socket; /* SSE_ADMIN_SOCKET */

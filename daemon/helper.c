@@ -378,6 +378,24 @@ enforce_deadlines(struct helper *h)
 	return next == UINT64_MAX ? -1 : (int)(next - now > 60000 ? 60000 : next - now);
 }
 
+/* A check on hidden material the agent asked for: the agent is held still while it runs
+ * (work.c:hidden_check_begin). */
+static bool
+holds_agent_still(const struct job_spec *s)
+{
+	return s->type == DREQ_BENCHER && s->ch == DCH_AGENT &&
+	    (s->action == SB_ACTION_RUN_POC || s->action == SB_ACTION_INTENT_TEST);
+}
+
+static bool
+agent_held_still(void)
+{
+	for (size_t i = 0; i < njobs; i++)
+		if (jobs[i].pid != 0 && holds_agent_still(&jobs[i].spec))
+			return true;
+	return false;
+}
+
 /* Start whatever queued work can start now, oldest first within each queue. */
 static void
 schedule(struct helper *h)
@@ -388,10 +406,16 @@ schedule(struct helper *h)
 		struct job *j = &jobs[i];
 		size_t before = njobs;
 
-		/* prepare_grading must not overlap a capture (it uses the private index). */
+		/*
+		 * prepare_grading must not overlap a capture (it uses the private index). An
+		 * agent's bash call waits while the agent is held still for a check on hidden
+		 * material: started then, it would be a process of the agent that nobody
+		 * stopped, free to watch the check (second red-team round, issue 13).
+		 */
 		if (j->pid != 0 || (j->q != Q_NONE && h->busy[j->q]) ||
 		    (j->spec.type == DREQ_PREPARE_GRADING && h->busy[Q_CAPTURE]) ||
-		    (j->q == Q_CAPTURE && h->busy[Q_BENCHER] && !h->agent_phase)) {
+		    (j->q == Q_CAPTURE && h->busy[Q_BENCHER] && !h->agent_phase) ||
+		    (j->spec.type == DREQ_BASH && j->spec.ch == DCH_AGENT && agent_held_still())) {
 			i++;
 			continue;
 		}
@@ -419,11 +443,10 @@ job_finished(struct helper *h, struct job *j, int status)
 		kill_runner(h, "after a killed worker");
 	/* Nor continue the agent it stopped for a check on hidden material (work.c:
 	 * hidden_check_begin): its runner processes are dead now, so the agent may go on. */
-	if (!ok && j->spec.type == DREQ_BENCHER && j->spec.ch == DCH_AGENT &&
-	    (j->spec.action == SB_ACTION_RUN_POC || j->spec.action == SB_ACTION_INTENT_TEST)) {
+	if (!ok && holds_agent_still(&j->spec)) {
 		struct sb_error *err = NULL;
 
-		if (sb_proc_signal_uid(h->c->agent.uid, h->c->agent.gid, SIGCONT, &err) < 0) {
+		if (work_agent_continue(h, &err) < 0) {
 			sb_log(SB_LOG_ERROR, "continue the agent's processes: %s", sb_error_message(err));
 			sb_error_release(&err);
 		}
@@ -591,8 +614,24 @@ helper_init(struct helper *h, struct dconf *c, struct sb_error **err)
 	h->c = c;
 	h->channels[DCH_AGENT] = h->channels[DCH_ADMIN] = -1;
 	h->bench_fd = h->results_fd = h->runner_fd = h->state_fd = -1;
+	h->freezer = (struct sb_freezer)SB_FREEZER_INIT;
 	h->agent_phase = true;
 	h->session = 1;
+	/*
+	 * Without a freezer cgroup the agent is held still by SIGSTOP, which the kernel undoes
+	 * on the agent's behalf (a timer or notification whose signal is SIGCONT): the run says
+	 * so in its log, and ssebench records which one it had (docs/integrity.md). A cgroup
+	 * that was named but cannot be used is an error, never a silent fallback.
+	 */
+	if (c->agent_cgroup != NULL) {
+		if (sb_freezer_open(c->agent_cgroup, &h->freezer, err) < 0)
+			return sb_error_prefix(err, "SSE_AGENT_CGROUP");
+		sb_log(SB_LOG_INFO, "the agent is frozen during checks on hidden material by cgroup %s (v%d)",
+		    c->agent_cgroup, h->freezer.v2 ? 2 : 1);
+	} else {
+		sb_log(SB_LOG_WARN, "no SSE_AGENT_CGROUP: the agent is stopped during checks on hidden "
+		    "material by signals, which a SIGCONT the kernel sends for it can undo");
+	}
 	return work_setup(h, err);
 }
 

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "daemon.h"
+#include "sb/freezer.h"
 
 /* Requests that must not overlap run one at a time in their queue. */
 enum queue {
@@ -38,6 +39,7 @@ struct job_spec {
 
 struct helper {
 	struct dconf *c;
+	struct sb_freezer freezer; /* the agent's cgroup (SSE_AGENT_CGROUP); fd -1 without */
 	int channels[2];
 	int bench_fd, results_fd, runner_fd, state_fd;
 	char *git_dir;	   /* the private baseline, below the state directory */
@@ -67,6 +69,9 @@ int work_capture(struct helper *h, struct job_spec *j);
 int work_dialog(struct helper *h, struct job_spec *j);
 int work_prepare_grading(struct helper *h, struct job_spec *j);
 int work_end_agent_phase(struct helper *h, struct job_spec *j);
+
+/* Let the agent's processes go on after a check on hidden material (work.c:hidden_check). */
+int work_agent_continue(struct helper *h, struct sb_error **err);
 
 /* Start-up work done by the helper before serving (work.c). */
 int work_setup(struct helper *h, struct sb_error **err);

@@ -266,7 +266,7 @@ main(int argc, char **argv)
 	/* The agent front: its own unprivileged uid, only the agent-facing listeners. */
 	{
 		int close_fds[] = { admin_ls[0].fd, agent_ch[0], admin_ch[0], admin_ch[1],
-			h.bench_fd, h.results_fd, h.runner_fd, h.state_fd };
+			h.bench_fd, h.results_fd, h.runner_fd, h.state_fd, h.freezer.fd };
 
 		h.front_pids[DCH_AGENT] = start_front(&c, &c.front, agent_ls, nagent, agent_ch[1],
 		    close_fds, SB_ARRAY_SIZE(close_fds));
@@ -276,7 +276,8 @@ main(int argc, char **argv)
 	memset(&admin_creds, 0, sizeof(admin_creds));
 	{
 		int close_fds[] = { agent_ls[0].fd, nagent > 1 ? agent_ls[1].fd : -1, admin_ch[0],
-			agent_ch[0], agent_ch[1], h.bench_fd, h.results_fd, h.runner_fd, h.state_fd };
+			agent_ch[0], agent_ch[1], h.bench_fd, h.results_fd, h.runner_fd, h.state_fd,
+			h.freezer.fd };
 
 		h.front_pids[DCH_ADMIN] = start_front(&c, &admin_creds, admin_ls, 1, admin_ch[1],
 		    close_fds, SB_ARRAY_SIZE(close_fds));

@@ -43,6 +43,9 @@
 #endif
 
 #define KILL_ROUNDS 20
+/* How long the agent's cgroup may take to freeze (a task in an uninterruptible wait
+ * freezes when it leaves it), and its kill to empty it. */
+#define FREEZE_TIMEOUT_MS 5000
 
 /* Compiled once at start-up, before any fork: the filter for untrusted code. */
 static struct sb_seccomp *untrusted_filter;
@@ -878,9 +881,13 @@ bencher_build(struct helper *h, struct job_spec *j)
  *     the rest of the runner's area (its homes, the build run_poc runs in) is read-only to
  *     it, so nothing it leaves is there for a later check, or for the agent to measure;
  *   - be watched by nobody: when the agent asked for the check, every process of the agent
- *     is stopped for its length (SIGSTOP to its uid: its /proc view of the runner's
- *     processes, a terminal or queue it opened, the disk's free space are all still);
- *     they continue once the runner's processes are dead and what they wrote is gone.
+ *     is held still for its length (its /proc view of the runner's processes, a terminal or
+ *     queue it opened, the disk's free space are all still); they go on once the runner's
+ *     processes are dead and what they wrote is gone. With the agent's freezer cgroup
+ *     (SSE_AGENT_CGROUP) they are frozen, and a process of the agent's uid outside it
+ *     refuses the check. Without one, they are stopped by SIGSTOP to the uid, which a
+ *     SIGCONT the kernel sends on the agent's behalf (a POSIX timer, F_SETSIG, O_ASYNC,
+ *     mq_notify) undoes: a frozen task ignores every signal until it is thawed.
  * The same sandbox serves grading, so a PoC sees the same world in both phases.
  */
 struct hidden_check {
@@ -923,10 +930,22 @@ hidden_check_begin(struct helper *h, struct job_spec *j, const char *workspace,
 		/* Set first: a stop refused half-way (some processes stopped) is continued by
 		 * hidden_check_end like a whole one, never left stopped. */
 		hc->frozen = true;
-		if (sb_proc_signal_uid(h->c->agent.uid, h->c->agent.gid, SIGSTOP, err) < 0)
+		if (h->freezer.fd >= 0 &&
+		    sb_freezer_freeze(&h->freezer, h->c->agent.uid, FREEZE_TIMEOUT_MS, err) < 0)
+			return sb_error_prefix(err, "freeze the agent's processes");
+		if (h->freezer.fd < 0 &&
+		    sb_proc_signal_uid(h->c->agent.uid, h->c->agent.gid, SIGSTOP, err) < 0)
 			return sb_error_prefix(err, "stop the agent's processes");
 	}
 	return 0;
+}
+
+int
+work_agent_continue(struct helper *h, struct sb_error **err)
+{
+	if (h->freezer.fd >= 0)
+		return sb_freezer_thaw(&h->freezer, err);
+	return sb_proc_signal_uid(h->c->agent.uid, h->c->agent.gid, SIGCONT, err);
 }
 
 static void
@@ -934,7 +953,7 @@ hidden_check_end(struct helper *h, struct hidden_check *hc)
 {
 	struct sb_error *err = NULL;
 
-	if (hc->frozen && sb_proc_signal_uid(h->c->agent.uid, h->c->agent.gid, SIGCONT, &err) < 0) {
+	if (hc->frozen && work_agent_continue(h, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "continue the agent's processes: %s", sb_error_message(err));
 		sb_error_release(&err);
 	}
@@ -1170,6 +1189,9 @@ work_bash(struct helper *h, struct job_spec *j)
 	cmd.stdout_fd = SB_CMD_CAPTURE;
 	cmd.stderr_fd = SB_CMD_CAPTURE;
 	cmd.creds = &h->c->agent;
+	/* In the agent's freezer cgroup, as everything of the agent: a check on hidden
+	 * material holds it still too (hidden_check_begin). */
+	cmd.cgroup_procs = h->freezer.procs;
 	cmd.seccomp = untrusted_filter;
 	cmd.rlimits = limits;
 	cmd.n_rlimits = SB_ARRAY_SIZE(limits);
@@ -1626,6 +1648,13 @@ work_end_agent_phase(struct helper *h, struct job_spec *j)
 		sb_log(SB_LOG_ERROR, "agent_exited: %s", sb_error_message(err));
 		sb_error_release(&err);
 		return failed(dproto_reply_error(j->reply_fd, 500, "could not kill the runner's processes"));
+	}
+	/* The freezer's kill first: frozen (by a check whose worker was killed), a v1 task
+	 * ignores SIGKILL until it is thawed; and no process of the cgroup forks while it is
+	 * killed. Then the uid's, for anything outside it. */
+	if (h->freezer.fd >= 0 && sb_freezer_kill(&h->freezer, FREEZE_TIMEOUT_MS, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "agent_exited: %s", sb_error_message(err));
+		sb_error_release(&err);
 	}
 	if (sb_proc_kill_uid(h->c->agent.uid, h->c->agent.gid, KILL_ROUNDS, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "agent_exited: %s", sb_error_message(err));

@@ -111,8 +111,44 @@ stop_daemon() {
 	true
 }
 
+# A freezer cgroup for the agent (SSE_AGENT_CGROUP), made the way ssebench makes one: cgroup
+# v2 where it holds no controller (the hybrid layout's unified tree, or a v2-only host), else
+# the v1 freezer. Sets AGENT_CG; fails when the machine has neither.
+agent_cgroup_new() {
+	local root
+	for root in /sys/fs/cgroup/unified /sys/fs/cgroup /sys/fs/cgroup/freezer; do
+		if [ "$root" = /sys/fs/cgroup/freezer ] || [ -e "$root/cgroup.controllers" ]; then
+			[ -e "$root/cgroup.procs" ] || continue
+			AGENT_CG=$root/ssebench-test-$$
+			mkdir -p "$AGENT_CG" && chmod 0700 "$AGENT_CG" && return 0
+		fi
+	done
+	return 1
+}
+
+# Thaw it, kill what it holds, remove it.
+agent_cgroup_remove() {
+	[ -n "${AGENT_CG:-}" ] && [ -d "$AGENT_CG" ] || return 0
+	for _ in 1 2 3; do
+		xargs -r kill -KILL <"$AGENT_CG/cgroup.procs" 2>/dev/null
+		if [ -e "$AGENT_CG/cgroup.freeze" ]; then echo 0 >"$AGENT_CG/cgroup.freeze"; else echo THAWED >"$AGENT_CG/freezer.state"; fi 2>/dev/null
+		sleep 0.2
+		rmdir "$AGENT_CG" 2>/dev/null && break
+	done
+	AGENT_CG=
+}
+
+# Start a command as the agent, in the background, in AGENT_CG (when set) from its first
+# instruction; $! is its pid.
+as_agent_bg() {
+	sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs" || exit 1; shift
+		exec setpriv --reuid "$0" --regid "$0" --clear-groups "$@"' \
+		"$AGENT_USER" "${AGENT_CG:-}" "$@" </dev/null >/dev/null 2>&1 &
+}
+
 sb_cleanup_hook() {
 	stop_daemon
+	agent_cgroup_remove
 }
 
 # req LISTENER METHOD PATH [BODY]: print "STATUS BODY". LISTENER: agent, tcp (no token),

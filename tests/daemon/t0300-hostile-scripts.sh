@@ -406,53 +406,109 @@ cat >"$D/bench/scripts/test.sh" <<'EOT'
 sleep 1.5
 EOT
 setmode plain
-start_daemon 0 RUNNER_DIR_HINT="$RUNNER_DIR" || bail "daemon did not start for the freeze check"
-hb=$SB_TMP/agent-hb
-: >"$hb" && chown "$AGENT_USER" "$hb"
-setpriv --reuid "$AGENT_USER" --regid "$AGENT_USER" --clear-groups bash -c \
-	'while :; do date +%s%3N >>"$1"; sleep 0.02; done' _ "$hb" </dev/null >/dev/null 2>&1 &
+# The agent's processes are in its freezer cgroup, as in a run (src/ssebench/cmd-run.c):
+# two heartbeats, one of them a waker (tests/helpers/sb-waker.c) that arms a POSIX timer
+# whose signal is SIGCONT, the attack a stop by signals cannot hold (see the end of this
+# section).
+agent_cgroup_new || bail "no cgroup freezer on this machine"
+start_daemon 0 RUNNER_DIR_HINT="$RUNNER_DIR" SSE_AGENT_CGROUP="$AGENT_CG" ||
+	bail "daemon did not start for the freeze check"
+like "$(cat "$D/daemon.log")" "frozen during checks on hidden material by cgroup $AGENT_CG" \
+	"freeze: the daemon holds the agent still with its freezer cgroup"
+hb=$SB_TMP/agent-hb hbw=$SB_TMP/agent-waker
+: >"$hb" && : >"$hbw" && chown "$AGENT_USER" "$hb" "$hbw"
+as_agent_bg bash -c 'while :; do date +%s%3N >>"$1"; sleep 0.02; done' _ "$hb"
 hb_pid=$!
+as_agent_bg "$SB_BUILDDIR/tests/helpers/sb-waker" "$hbw"
+hbw_pid=$!
 # FROM_LINE: the longest pause between two heartbeats from that line on, in ms. A pause is
 # closed only by the heartbeat's next line: that line may come tens of ms after the agent was
 # continued (after the reply), so wait for a line written after now before measuring, or a
 # pause still open would not count (this made the check flaky until 2026-12).
+# FILE: which heartbeat (default: the bash one).
 max_gap() {
-	local now i
+	local now i f=${2:-$hb}
 	now=$(date +%s%3N)
 	for i in $(seq 100); do
-		[ "$(tail -n 1 "$hb")" -gt "$now" ] 2>/dev/null && break
+		[ "$(tail -n 1 "$f")" -gt "$now" ] 2>/dev/null && break
 		sleep 0.02
 	done
-	tail -n +"$1" "$hb" | awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m + 0 }'
+	tail -n +"$1" "$f" | awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m + 0 }'
 }
 is "$(status agent POST '/tool/bencher?action=build' '{}')" 200 "freeze: a build"
 n0=$(wc -l <"$hb")
 is "$(status agent POST '/tool/bencher?action=function_test' '{}')" 200 "freeze: control: a functional test (1.5 s)"
 g=$(max_gap "$n0")
 ok "$([ "$g" -lt 700 ]; echo $?)" "freeze: control: the agent ran on during a check on nothing hidden (longest pause ${g} ms)"
-n0=$(wc -l <"$hb")
+n0=$(wc -l <"$hb") w0=$(wc -l <"$hbw")
 r=$(req agent POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
 like "$r" '"withheld":true' "freeze: run_poc ran (1.5 s)"
 g=$(max_gap "$n0")
 ok "$([ "$g" -ge 1400 ]; echo $?)" "freeze: the agent was stopped while run_poc ran (longest pause ${g} ms)"
-n0=$(wc -l <"$hb")
+g=$(max_gap "$w0" "$hbw")
+ok "$([ "$g" -ge 1400 ]; echo $?)" "freeze: and so was the waker, whose timer sends SIGCONT (longest pause ${g} ms)"
+n0=$(wc -l <"$hb") w0=$(wc -l <"$hbw")
 r=$(req agent POST '/tool/bencher?action=intent_test' '{}')
 like "$r" '"withheld":true' "freeze: intent_test ran (1.5 s)"
 g=$(max_gap "$n0")
 ok "$([ "$g" -ge 1400 ]; echo $?)" "freeze: and while intent_test ran (longest pause ${g} ms)"
+g=$(max_gap "$w0" "$hbw")
+ok "$([ "$g" -ge 1400 ]; echo $?)" "freeze: the waker too (longest pause ${g} ms)"
 n0=$(wc -l <"$hb")
 sleep 0.5
 ok "$([ "$(wc -l <"$hb")" -gt $((n0 + 5)) ]; echo $?)" "freeze: the agent goes on afterwards"
+# A bash call the agent makes while a check holds it still waits for the end of the check:
+# started then, it would be a process of the agent's that nobody froze.
+req agent POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}' >/dev/null &
+poc_req=$!
+sleep 0.4
+t0=$(date +%s%3N)
+r=$(req agent POST /tool/bash '{"command":"date +%s%3N"}')
+wait "$poc_req"
+started=$(printf '%s' "$r" | grep -o '[0-9]\{13\}' | head -n 1)
+ok "$([ -n "$started" ] && [ $((started - t0)) -ge 800 ]; echo $?)" \
+	"freeze: a bash call made during run_poc starts after it ($((${started:-0} - t0)) ms later)"
+# Outside the cgroup, a process of the agent's could watch: the check is refused (500),
+# and the agent is not left frozen.
+cg=$AGENT_CG AGENT_CG=
+as_agent_bg sleep 30
+outsider=$! AGENT_CG=$cg
+sleep 0.2
+is "$(status agent POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')" 500 \
+	"freeze: a process of the agent outside its cgroup: the check is refused"
+n0=$(wc -l <"$hb")
+sleep 0.3
+ok "$([ "$(wc -l <"$hb")" -gt $((n0 + 3)) ]; echo $?)" "freeze: and the agent goes on"
+kill "$outsider" 2>/dev/null
 is "$(find "$RUNNER_DIR" -name 'poc-wrote' -o -name 'intent-wrote' 2>/dev/null | tr '\n' ' ')" "" \
 	"freeze: nothing the hidden checks' code wrote is left in the runner's area"
 is "$(status admin POST /admin/agent_exited '{}')" 200 "freeze: agent_exited"
-kill "$hb_pid" 2>/dev/null
+is "$(cat "$AGENT_CG/cgroup.procs")" "" "freeze: agent_exited emptied the agent's cgroup"
+kill "$hb_pid" "$hbw_pid" 2>/dev/null
 is "$(status admin POST /prepare_grading '{}')" 200 "freeze: prepare_grading"
 is "$(status admin POST '/tool/bencher?action=build' '{"grading":true}')" 200 "freeze: the grading build"
 r=$(req admin POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
 like "$r" 'HOME=/tmp TMPDIR=/tmp' "freeze: a PoC's HOME and TMPDIR are the sandbox's own /tmp"
 unlike "$r" 'WROTE \.|WROTE /var' "freeze: it can write nowhere in the runner's area (only its /tmp)"
 like "$r" 'WROTE /tmp/poc-wrote' "freeze: control: its /tmp is writable"
+stop_daemon
+agent_cgroup_remove
+
+# Control: without the freezer cgroup the daemon falls back to stopping the agent's uid with
+# SIGSTOP, says so in its log, and the waker's timer undoes the stop (what the cgroup is for).
+start_daemon 0 || bail "daemon did not start for the freeze control"
+like "$(cat "$D/daemon.log")" "no SSE_AGENT_CGROUP: the agent is stopped during checks on hidden material by signals" \
+	"freeze: control: without a cgroup the daemon says it stops the agent by signals"
+: >"$hbw"
+as_agent_bg "$SB_BUILDDIR/tests/helpers/sb-waker" "$hbw"
+hbw_pid=$!
+is "$(status agent POST '/tool/bencher?action=build' '{}')" 200 "freeze: control: a build"
+w0=$(wc -l <"$hbw")
+r=$(req agent POST '/tool/bencher?action=run_poc' '{"poc":"pocs/poc.txt"}')
+like "$r" '"withheld":true' "freeze: control: run_poc ran"
+g=$(max_gap "$w0" "$hbw")
+ok "$([ "$g" -lt 700 ]; echo $?)" "freeze: control: stopped by signals, the waker went on during run_poc (longest pause ${g} ms)"
+kill "$hbw_pid" 2>/dev/null
 stop_daemon
 
 # The runner's area full, to the last inode: grading still starts (a new session needs
