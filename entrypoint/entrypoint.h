@@ -16,6 +16,7 @@
 #include "sb/argv.h"
 #include "sb/common.h"
 #include "sb/error.h"
+#include "sb/freezer.h"
 #include "sb/log.h"
 #include "sb/priv.h"
 #include "sb/verdict.h"
@@ -78,6 +79,7 @@ struct ep_config {
 	char *reference_path; /* SSE_REFERENCE_PATH: the reference agent's mount */
 	char *net_gateway;   /* SSE_NET_GATEWAY: the host's address on the run's network */
 	char *net_canary;    /* SSE_NET_CANARY: an address only a way out reaches */
+	char *agent_cgroup;  /* SSE_AGENT_CGROUP: the agent's freezer cgroup, or NULL */
 	bool egress_restricted; /* SSE_EGRESS is not "open" */
 	bool reference_run;  /* SSE_REFERENCE_RUN=1 */
 	bool isolation_enforced; /* SSE_ISOLATION is not "record" */
@@ -125,6 +127,7 @@ struct ep {
 	bool have_mcp;		   /* the MCP server was started as mcp_creds */
 	struct sb_creds mcp_creds;
 	struct sb_seccomp *seccomp; /* the agent's filter, compiled before any fork */
+	struct sb_freezer freezer; /* cfg.agent_cgroup, opened (fd -1 without) */
 	int source_fd;		   /* the agent's working directory */
 	int results_fd;		   /* SSE_RESULTS, root-only */
 	int archive_fd;		   /* SSE_ARCHIVE as we found it; -1 once given back */

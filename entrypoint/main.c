@@ -194,6 +194,7 @@ load_config(struct ep_config *c, struct sb_error **err)
 	c->isolation_enforced = v == NULL || strcmp(v, "record") != 0;
 	c->net_gateway = env_str("SSE_NET_GATEWAY", NULL);
 	c->net_canary = env_str("SSE_NET_CANARY", NULL);
+	c->agent_cgroup = env_str("SSE_AGENT_CGROUP", NULL);
 	/*
 	 * The results directory's parent becomes 0700 root (setup_results), so nothing the
 	 * agent needs may live below it: refuse the configuration rather than lock it out.
@@ -775,6 +776,7 @@ main(int argc, char **argv)
 	ep.agent_argv = argv + argi;
 	ep.t0 = sb_now_ms();
 	ep.source_fd = ep.results_fd = ep.archive_fd = -1;
+	ep.freezer = (struct sb_freezer)SB_FREEZER_INIT;
 	ep.log_fd = ep.daemon_log = ep.agent_log = ep.evaluator_log = ep.mcp_log = ep.sfd = -1;
 	for (size_t i = 0; i < SB_ARRAY_SIZE(ep.pumps); i++)
 		ep.pumps[i].in = -1;
@@ -824,6 +826,18 @@ main(int argc, char **argv)
 	}
 	if (sb_seccomp_compile(SB_SECCOMP_UNTRUSTED, &ep.seccomp, &err) < 0)
 		return fail(&ep, &err);
+	/*
+	 * The agent's freezer cgroup (ssebench makes it on the host, root's and 0700): the
+	 * agent runs in it from its first instruction, the daemon runs the agent's bash calls
+	 * in it and freezes it during a check on hidden material (daemon/work.c:hidden_check).
+	 * Named but unusable, the run stops here rather than hold the agent by signals alone.
+	 */
+	if (ep.cfg.agent_cgroup != NULL && ep.cfg.role != EP_ROLE_SIDECAR_AGENT) {
+		if (sb_freezer_open(ep.cfg.agent_cgroup, &ep.freezer, &err) < 0)
+			return fail(&ep, &err);
+		ep_log(SB_LOG_INFO, "agent freezer: cgroup v%d at '%s'", ep.freezer.v2 ? 2 : 1,
+		    ep.cfg.agent_cgroup);
+	}
 	/* The task container leaves the archive alone: the agent container hands it over. */
 	if (ep.cfg.role == EP_ROLE_SIDECAR_TASK)
 		return ep_sidecar_task(&ep);

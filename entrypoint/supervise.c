@@ -415,6 +415,14 @@ kill_uid(struct ep *ep, const struct sb_creds *creds, const char *user, const ch
 void
 ep_kill_agent_uid(struct ep *ep, const char *why)
 {
+	struct sb_error *err = NULL;
+
+	/* Through the cgroup first: frozen (a check the agent started), a v1 task ignores
+	 * SIGKILL until thawed, and nothing in it forks while it is killed. */
+	if (ep->freezer.fd >= 0 && sb_freezer_kill(&ep->freezer, EP_STOP_GRACE_MS, &err) < 0) {
+		ep_log(SB_LOG_WARN, "%s: killing the agent's cgroup: %s", why, sb_error_message(err));
+		sb_error_release(&err);
+	}
 	kill_uid(ep, &ep->agent_creds, ep->cfg.agent_user, why);
 }
 
@@ -510,6 +518,8 @@ ep_start_daemon(struct ep *ep, struct sb_error **err)
 	sb_env_set(&env, "SSE_RESULTS", ep->cfg.results);
 	sb_env_set(&env, "SSE_ARCHIVE", ep->cfg.archive);
 	sb_env_set(&env, "SSE_AGENT_USER", ep->cfg.agent_user);
+	if (ep->freezer.fd >= 0)
+		sb_env_set(&env, "SSE_AGENT_CGROUP", ep->cfg.agent_cgroup);
 	if (token != NULL)
 		sb_env_set(&env, "SSE_DAEMON_TOKEN", token);
 	sb_argv_push(&argv, ep->cfg.daemon_bin);
@@ -659,7 +669,8 @@ agent_env(const struct ep *ep, struct sb_argv *env)
 {
 	static const char *const drop[] = { "SSE_ADMIN_SOCKET", "SSE_RESULTS", "SSE_SECRETS_FILE",
 		"SSE_DAEMON_BIN", "SSE_EVALUATOR_BIN", "SSE_DAEMON_STATE", "SSE_RUNNER_DIR",
-		"SSE_REPO_PATH", "HOME", "USER", "LOGNAME", "PWD", "OLDPWD", "MAIL", NULL };
+		"SSE_REPO_PATH", "SSE_AGENT_CGROUP", "HOME", "USER", "LOGNAME", "PWD", "OLDPWD",
+		"MAIL", NULL };
 
 	env_inherit(env, drop);
 	sb_env_set(env, "HOME", ep->agent_home);
@@ -751,6 +762,7 @@ ep_run_agent(struct ep *ep, struct ep_agent_result *ret, struct sb_error **err)
 		return agent_cannot_start(ep, &serr, ret);
 	cmd.stdout_fd = log_w;
 	cmd.creds = &ep->agent_creds;
+	cmd.cgroup_procs = ep->freezer.procs; /* NULL without a freezer cgroup */
 	cmd.seccomp = ep->seccomp;
 	cmd.rlimits = &nocore;
 	cmd.n_rlimits = 1;

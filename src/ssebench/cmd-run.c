@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include "sb/argv.h"
 #include "sb/buf.h"
 #include "sb/exit.h"
+#include "sb/freezer.h"
 #include "sb/fs.h"
 #include "sb/json.h"
 #include "sb/limits.h"
@@ -432,6 +434,8 @@ struct run_ctx {
 	const struct run_disk *disk;		 /* the run's own file system (disk.h) */
 	const char *source;			 /* the task's source path in the container */
 	unsigned long runner_uid;		 /* this run's own (runner_uid_new) */
+	char *agent_cgroup;			 /* the agent's freezer cgroup on the host, or NULL */
+	const char *agent_freezer;		 /* "cgroup-v2", "cgroup-v1" or "signals" */
 };
 
 static void
@@ -445,6 +449,110 @@ run_ctx_release(struct run_ctx *rx)
 	free(rx->vol_source);
 	free(rx->vol_sockets);
 	free(rx->vol_home);
+	free(rx->agent_cgroup);
+}
+
+/*
+ * The agent's freezer cgroup: while a check on hidden material runs, the daemon freezes it
+ * (daemon/work.c:hidden_check_begin), which no signal undoes; a stop by SIGSTOP is undone by
+ * a SIGCONT the kernel sends on the agent's behalf (docs/integrity.md). It is made on the
+ * host, root's and 0700, and bound into the container that runs the agent's processes.
+ *
+ * Only in a hierarchy that holds the freezer and nothing else: a process moved there leaves
+ * the container's cgroup in that hierarchy, so a hierarchy with the memory or pids
+ * controller would take the agent out of the container's limits. That is cgroup v2 where it
+ * has no controller (the hybrid layout's /sys/fs/cgroup/unified), or the v1 freezer. A
+ * v2-only host (every controller in the one tree) or another runtime (--runtime: its own
+ * cgroups) has none here: the agent is stopped by signals, and config.agent_freezer says so.
+ */
+#define AGENT_CGROUP_TARGET "/run/ssebench-agent-cgroup"
+
+static bool
+holds_only_freezer(const char *root, bool v2)
+{
+	struct statfs s;
+
+	if (statfs(root, &s) < 0 || (long)s.f_type != (v2 ? 0x63677270L : 0x27e0ebL))
+		return false;
+	if (v2) {
+		_cleanup_free_ char *path = sb_xasprintf("%s/cgroup.controllers", root);
+		char buf[16];
+		ssize_t n;
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			return false;
+		n = read(fd, buf, sizeof(buf));
+		close(fd);
+		return n == 0 || (n == 1 && buf[0] == '\n');
+	}
+	/* A v1 mount of the freezer alone: its root has no file of another controller. */
+	{
+		_cleanup_free_ char *mem = sb_xasprintf("%s/memory.limit_in_bytes", root);
+		_cleanup_free_ char *pids = sb_xasprintf("%s/pids.max", root);
+		_cleanup_free_ char *procs = sb_xasprintf("%s/cgroup.procs", root);
+
+		return access(mem, F_OK) < 0 && access(pids, F_OK) < 0 && access(procs, F_OK) == 0;
+	}
+}
+
+static void
+agent_cgroup_make(struct run_ctx *rx, const char *run_id)
+{
+	static const struct {
+		const char *root, *kind;
+		bool v2;
+	} where[] = {
+		{ "/sys/fs/cgroup/unified", "cgroup-v2", true },
+		{ "/sys/fs/cgroup/freezer", "cgroup-v1", false },
+	};
+
+	rx->agent_freezer = "signals";
+	if (rx->o->runtime != NULL)
+		return;
+	for (size_t i = 0; i < SB_ARRAY_SIZE(where); i++) {
+		_cleanup_free_ char *parent = sb_xasprintf("%s/ssebench", where[i].root);
+		_cleanup_free_ char *dir = sb_xasprintf("%s/%s", parent, run_id);
+		struct sb_freezer f;
+		struct sb_error *err = NULL;
+
+		if (!holds_only_freezer(where[i].root, where[i].v2))
+			continue;
+		if ((mkdir(parent, 0700) < 0 && errno != EEXIST) || mkdir(dir, 0700) < 0 ||
+		    chmod(dir, 0700) < 0) {
+			sb_log(SB_LOG_WARN, "the agent's freezer cgroup %s: %s", dir, strerror(errno));
+			(void)rmdir(dir);
+			continue;
+		}
+		if (sb_freezer_open(dir, &f, &err) < 0) {
+			sb_log(SB_LOG_WARN, "the agent's freezer cgroup: %s", sb_error_message(err));
+			sb_error_release(&err);
+			(void)rmdir(dir);
+			continue;
+		}
+		sb_freezer_close(&f);
+		rx->agent_cgroup = sb_xstrdup(dir);
+		rx->agent_freezer = where[i].kind;
+		return;
+	}
+}
+
+/* After the run's containers are gone: nothing is left in it, but a kill costs nothing. */
+static void
+agent_cgroup_remove(struct run_ctx *rx)
+{
+	struct sb_freezer f;
+
+	if (rx->agent_cgroup == NULL)
+		return;
+	if (sb_freezer_open(rx->agent_cgroup, &f, NULL) == 0) {
+		(void)sb_freezer_kill(&f, 2000, NULL);
+		sb_freezer_close(&f);
+	}
+	if (rmdir(rx->agent_cgroup) < 0 && errno != ENOENT)
+		sb_log(SB_LOG_WARN, "removing %s: %s", rx->agent_cgroup, strerror(errno));
+	free(rx->agent_cgroup);
+	rx->agent_cgroup = NULL;
 }
 
 /*
@@ -663,6 +771,12 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 		sb_argv_pushl(a, "-e", "SSE_NET_CANARY=" NET_CANARY_ADDR, NULL);
 	sb_argv_push(a, "-e");
 	sb_argv_pushf(a, "SSE_RUNNER_UID=%lu", rx->runner_uid);
+	/* The agent's processes run where the daemon runs them (not the sidecar agent's). */
+	if (rx->agent_cgroup != NULL && (role == NULL || task)) {
+		sb_argv_push(a, "--mount");
+		sb_argv_pushf(a, "type=bind,source=%s,target=" AGENT_CGROUP_TARGET, rx->agent_cgroup);
+		sb_argv_pushl(a, "-e", "SSE_AGENT_CGROUP=" AGENT_CGROUP_TARGET, NULL);
+	}
 	sb_argv_push(a, "-v");
 	sb_argv_pushf(a, "%s:/var/lib/ssebench/results", rx->run_dir);
 	sb_argv_push(a, "--mount");
@@ -857,7 +971,7 @@ do_run(struct run_opts *o)
 	_cleanup_free_ char *archive = NULL, *started_at = NULL, *container = NULL;
 	_cleanup_free_ char *gateway = NULL, *task_image = NULL, *task_container = NULL;
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
-	struct run_ctx rx = { 0 };
+	struct run_ctx rx = { .o = o };
 	struct proxy px = { 0 };
 	bool uses_model = false;
 	double spend = 0.0;
@@ -1021,6 +1135,10 @@ do_run(struct run_opts *o)
 	if (net_ensure_run(net, strcmp(o->egress, "open") != 0, o->run_id, &err) < 0)
 		goto fail;
 	net_made = true;
+	agent_cgroup_make(&rx, o->run_id);
+	progress("run %s: the agent is held still during checks on hidden material by %s",
+	    o->run_id, strcmp(rx.agent_freezer, "signals") == 0 ? "signals (no freezer cgroup here)"
+	    : rx.agent_freezer);
 	if (uses_model && proxy_attach(&px, net, &err) < 0)
 		goto fail;
 	if (strcmp(o->egress, "open") != 0) {
@@ -1316,12 +1434,13 @@ do_run(struct run_opts *o)
 		}
 		scored = outcome != SB_ISO_UNSCORED;
 		/* Sidecar mode has its own two layers: no tool layer (upstream §1.7, RunConfig). */
-		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[], s:o, s:I}", "agent",
-		    o->agent, "model", o->model, "mode", o->mode, "timeout", (json_int_t)o->timeout,
-		    "difficulty", (int)o->difficulty, "tool_layer",
+		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[], s:o, s:I, s:s}",
+		    "agent", o->agent, "model", o->model, "mode", o->mode, "timeout",
+		    (json_int_t)o->timeout, "difficulty", (int)o->difficulty, "tool_layer",
 		    sidecar ? json_null() : json_string("sandbox"), "egress", o->egress,
 		    "reference_run", reference, "plugins", "runtime",
-		    sb_json_string_or_null(o->runtime), "runner_uid", (json_int_t)rx.runner_uid);
+		    sb_json_string_or_null(o->runtime), "runner_uid", (json_int_t)rx.runner_uid,
+		    "agent_freezer", rx.agent_freezer != NULL ? rx.agent_freezer : "signals");
 		json_object_set(result, "config", cfg);
 		if (sb_json_write_atomic_at(rfd, "result.json", result, 0644, &err) < 0)
 			goto fail;
@@ -1430,6 +1549,9 @@ out:
 		disk_volumes_remove(&rx);
 		disk_release(&disk);
 	}
+	/* A kept container keeps its cgroup (an empty directory once its agent is gone). */
+	if (!o->keep || !sidecar_done)
+		agent_cgroup_remove(&rx);
 	if (pe.run_fd >= 0)
 		close(pe.run_fd);
 	free(pe.foreign);

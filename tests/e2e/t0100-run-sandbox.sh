@@ -67,6 +67,20 @@ ok "$([ "$ru1" -ge 100000 ] && [ "$ru2" -ge 100000 ] && [ "$ru1" != "$ru2" ]; ec
 like "$(field "$dir/isolation.json" 'd["phases"]["before_agent"]["runner_identity"]["detail"]')" "^runner: uid $ru2/$ru2/$ru2 gid 60991" \
 	"runner uid: the scripts ran as it"
 is "$(cat "$dir/final.patch")" "" "dummy: empty final.patch"
+# The agent's freezer cgroup (cmd-run.c:agent_cgroup_make): on a machine with a hierarchy
+# that holds the freezer alone the run has one, the agent ran in it, and it is gone after.
+fz=$(field "$dir/result.json" 'd["config"]["agent_freezer"]')
+if [ -e /sys/fs/cgroup/unified/cgroup.procs ] || [ -e /sys/fs/cgroup/freezer/cgroup.procs ]; then
+	like "$fz" '^cgroup-v[12]$' "freezer: the run had the agent's freezer cgroup ($fz)"
+	like "$(cat "$dir/entrypoint.log")" "agent freezer: cgroup v[12] at '/run/ssebench-agent-cgroup'" \
+		"freezer: the entrypoint opened it"
+	like "$(cat "$dir/daemon.log")" "frozen during checks on hidden material by cgroup /run/ssebench-agent-cgroup" \
+		"freezer: and so did the daemon"
+	is "$(ls -d /sys/fs/cgroup/unified/ssebench/"dummy-$tag" /sys/fs/cgroup/freezer/ssebench/"dummy-$tag" 2>/dev/null)" "" \
+		"freezer: removed after the run"
+else
+	is "$fz" signals "freezer: none on this machine, and config.agent_freezer says signals"
+fi
 
 run_cmd r "$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --run-id "dummy2-$tag" --require-pass --timeout 600
 is "$r_rc" 1 "dummy with --require-pass: exit 1"
