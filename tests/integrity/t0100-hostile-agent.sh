@@ -147,12 +147,12 @@ proc-other-users-during-checks proc-runner-paths proc-daemon-workers proc-root-f
 bencher-unknown-actions ptrace-root process-vm-readv signal-root kernel-knobs setuid-binaries setuid-probe filecap-probe
 setuid-copy userns net-listener-containers net-host-gateway net-host-addresses net-bash-tool
 bash-tool-works bash-tool-groups bash-tool-privs bash-tool-env bash-tool-env-matches-agent bash-tool-fds bash-tool-read-hidden
-bash-tool-admin-socket bash-tool-ptrace-root symlink-in-tree-diff dialog-symlink git-config-exec
+agent-cgroup-held agent-cgroup-escape bash-tool-admin-socket bash-tool-ptrace-root symlink-in-tree-diff dialog-symlink git-config-exec
 other-runs-scan leftovers-started no-marker-in-replies agent-finished"
 level_checks() {
 	case $1 in
-	0) echo "runner-leftovers-dead exfil-poc-via-runner exfil-hidden-test-via-runner" ;;
-	1) echo "runner-leftovers-dead exfil-poc-via-runner" ;;
+	0) echo "runner-leftovers-dead exfil-poc-via-runner exfil-hidden-test-via-runner waker-during-hidden-checks" ;;
+	1) echo "runner-leftovers-dead exfil-poc-via-runner waker-during-hidden-checks" ;;
 	2 | 3) echo "runner-leftovers-dead" ;;
 	esac
 	[ "${2:-}" = victim ] && echo "other-run-unreachable other-run-reference-patch other-run-diff other-run-bash other-run-endpoints"

@@ -16,7 +16,9 @@
  *   hh fds                         descriptors this process inherited beyond 0-2
  *   hh rlimit                      RLIMIT_CORE soft and hard
  *   hh userns                      clone(CLONE_NEWUSER) and unshare(CLONE_NEWUSER|NEWNS)
- *   hh procwatch SECONDS           sweep /proc for other users' processes (see procwatch)
+ *   hh procwatch SECONDS [--waker] sweep /proc for other users' processes (see procwatch);
+ *                                  --waker: every 5 ms, with a POSIX timer whose signal is
+ *                                  SIGCONT armed 20 ms ahead (a stop by signals does not hold it)
  *   hh heartbeat [--daemon] [--ignore] FILE   write the time in ms to FILE every 200 ms
  *   hh forkbomb SECONDS HBFILE     fill the pids limit with processes that keep forking
  *   hh setcap FILE                 (build time, as root) give FILE cap_dac_read_search etc.
@@ -578,14 +580,25 @@ cmd_procwatch(int argc, char **argv)
 {
 	long long end;
 	long mysid = (long)getsid(0);
+	int waker = argc == 4 && strcmp(argv[3], "--waker") == 0;
+	struct itimerspec its = { { 0, 0 }, { 0, 20000000L } };
+	struct sigevent sev;
+	timer_t t;
 
-	if (argc != 3)
+	if (argc != 3 && !waker)
 		return 2;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_SIGNAL;
+	sev.sigev_signo = SIGCONT;
+	if (waker && timer_create(CLOCK_MONOTONIC, &sev, &t) < 0)
+		return 1;
 	end = now_ms() + atoll(argv[2]) * 1000;
 	do {
+		if (waker)
+			(void)timer_settime(t, 0, &its, NULL);
 		sweep(getuid(), mysid, getenv("SSE_DAEMON_TOKEN"));
-		usleep(50000);
+		usleep(waker ? 5000 : 50000);
 	} while (now_ms() < end);
 	return 0;
 }

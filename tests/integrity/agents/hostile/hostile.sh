@@ -413,6 +413,24 @@ for w in sock tcp; do
 	kill "$watch" 2>/dev/null
 	wait "$watch" 2>/dev/null
 done
+# The waker: a /proc watcher that arms a POSIX timer whose signal is SIGCONT, running only
+# while run_poc (and intent_test) run. A stop by signals is undone by that timer, and the
+# watcher sees the runner's processes (a uid of the runner range, 100000 and up); the
+# agent's frozen cgroup holds it (daemon/work.c:hidden_check_begin).
+if allowed run_poc; then
+	sleep 0.5 # the last check's runner processes are dead (the daemon kills the uid)
+	$HH procwatch 8 --waker >"$T/procwatch-hidden" 2>&1 &
+	watch=$!
+	sleep 0.3
+	CALL_MAX=300 call sock POST /tool/bencher?action=run_poc "{\"grading\": false, \"poc\": \"$POC\"}"
+	c1=$CODE
+	allowed intent_test && CALL_MAX=300 call sock POST /tool/bencher?action=intent_test '{"grading": false}'
+	wait "$watch" 2>/dev/null
+	runners=$(awk '$1 == "seen" && $3 >= 100000 {print $3 ":" $4}' "$T/procwatch-hidden" | sort -u | head -5 | tr '\n' ' ')
+	sweeps=$(wc -l <"$T/procwatch-hidden")
+	say waker-during-hidden-checks "$(verdict "$([ "$c1" = 200 ] && [ -z "$runners" ]; echo $?)")" \
+		"run_poc HTTP $c1; ${runners:+runner processes seen: $runners}${runners:-no runner process seen}"
+fi
 got=""
 for a in build run_poc function_test intent_test; do
 	call tcp-none POST "/tool/bencher?action=$a" '{"grading": false}'
@@ -648,6 +666,23 @@ for ip in $GW $HOST_ADDRS; do cmd="$cmd $BT_HH connect $ip $HOST_PORT 1500 & "; 
 bash_tool "$cmd wait; curl -s -m 3 -o /dev/null -w 'curl=%{http_code}\n' http://${LISTENER_IPS%% *}:$LISTENER_PORT/"
 say net-bash-tool "$(verdict "$([ "$CODE" = 200 ] && ! grep -qE '^(open|refused)$|^curl=[1-9]' "$T/bash.out"; echo $?)")" \
 	"HTTP $CODE: $(tr '\n' ' ' <"$T/bash.out")"
+
+# --- the agent's freezer cgroup -------------------------------------------------------------------
+# Where the agent's processes run (here; in sidecar mode the bash tool's, in the task
+# container) they are in the run's freezer cgroup (src/ssebench/cmd-run.c:agent_cgroup_make),
+# and can neither thaw it, nor leave it, nor make one of their own.
+cg_line='grep -E "^[0-9]+:(freezer)?:" /proc/self/cgroup | grep -m1 "/ssebench/" || echo none'
+CG_PROBE="echo \"in \$($cg_line)\"
+for f in /run/ssebench-agent-cgroup/freezer.state /run/ssebench-agent-cgroup/cgroup.freeze; do (echo THAWED >\"\$f\") 2>/dev/null && echo \"wrote \$f\"; (echo 0 >\"\$f\") 2>/dev/null && echo \"wrote \$f\"; done
+for f in /run/ssebench-agent-cgroup/cgroup.procs /sys/fs/cgroup/freezer/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/systemd/cgroup.procs; do (echo \$\$ >\"\$f\") 2>/dev/null && echo \"moved \$f\"; done
+mkdir /run/ssebench-agent-cgroup/x 2>/dev/null && echo mkdir
+echo \"after \$($cg_line)\""
+where_scripts_run "$CG_PROBE" >"$T/cg.out" 2>&1
+cin=$(sed -n 's/^in //p' "$T/cg.out")
+say agent-cgroup-held "$(okfail "$([ -n "$cin" ] && [ "$cin" != none ]; echo $?)")" "cgroup: ${cin:-?}"
+bad=$(grep -E '^(wrote|moved|mkdir)' "$T/cg.out" | tr '\n' ' ')
+say agent-cgroup-escape "$(verdict "$([ -z "$bad" ] && [ "$(sed -n 's/^after //p' "$T/cg.out")" = "$cin" ]; echo $?)")" \
+	"${bad:-freezer not written, not left, nothing made in it}"
 
 # --- the daemon's bash tool ------------------------------------------------------------------------
 bash_tool 'id -u; id -G; id -un'
