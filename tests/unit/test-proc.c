@@ -411,6 +411,72 @@ pids_root(void)
 	return write_str(CGROUP2_ROOT "/cgroup.subtree_control", "+pids") == 0 ? CGROUP2_ROOT : NULL;
 }
 
+/* A fresh pids cgroup of BOMB_PIDS pids, path in cg; aborts the case without a controller. */
+static void
+pids_cgroup_make(char *cg, size_t size, const char *what)
+{
+	const char *root = pids_root();
+	char file[192], num[32];
+
+	if (root == NULL)
+		ck_abort_msg("no writable pids cgroup controller (v1 at " PIDS_ROOT ", or v2 at "
+			     CGROUP2_ROOT "): cannot test %s", what);
+	snprintf(cg, size, "%s/sb-test-proc-%d", root, (int)getpid());
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	snprintf(file, sizeof(file), "%s/pids.max", cg);
+	snprintf(num, sizeof(num), "%d", BOMB_PIDS);
+	ck_assert_int_eq(write_str(file, num), 0);
+}
+
+/* In the worker: join the cgroup (exit 100 if it cannot). */
+static void
+pids_cgroup_join(const char *cg)
+{
+	char file[192], num[32];
+
+	snprintf(file, sizeof(file), "%s/cgroup.procs", cg);
+	snprintf(num, sizeof(num), "%d", (int)getpid());
+	if (write_str(file, num) < 0)
+		_exit(100);
+}
+
+/* In the worker: until the cgroup is full, which is when a fork of our own fails with
+ * EAGAIN (exit 102 if it never is). */
+static void
+pids_cgroup_wait_full(void)
+{
+	for (int waited = 0;; waited += 50) {
+		pid_t probe = fork();
+
+		if (probe == 0)
+			_exit(0);
+		if (probe > 0)
+			(void)waitpid(probe, NULL, 0);
+		else if (errno == EAGAIN)
+			return;
+		if (waited > WAIT_MS)
+			_exit(102);
+		sleep_ms(50);
+	}
+}
+
+/* Reap the worker, then leave no process and no cgroup behind, whatever happened; the
+ * worker's status (below 100: its result; 100 and up: the step that failed). */
+static int
+pids_cgroup_finish(const char *cg, pid_t worker)
+{
+	int status;
+
+	ck_assert_int_eq(waitpid(worker, &status, 0), worker);
+	(void)sb_proc_kill_uid(TEST_UID, TEST_UID, 5, NULL);
+	for (int i = 0; i < 100 && rmdir(cg) < 0; i++)
+		sleep_ms(20);
+	ck_assert_msg(WIFEXITED(status), "the worker died of signal %d", WTERMSIG(status));
+	ck_assert_msg(WEXITSTATUS(status) < 100, "the worker failed at step %d",
+	    WEXITSTATUS(status));
+	return WEXITSTATUS(status);
+}
+
 /*
  * Everything runs in a child moved into a fresh pids cgroup: that child starts the bomb,
  * waits until the cgroup is full (its own fork fails), kills the uid and reports how many
@@ -418,31 +484,17 @@ pids_root(void)
  */
 START_TEST(test_kill_when_fork_fails)
 {
-	char cg[128], file[192], num[32];
-	int status;
+	char cg[128];
 	pid_t worker;
 
-	const char *root = pids_root();
-
-	if (root == NULL)
-		ck_abort_msg("no writable pids cgroup controller (v1 at " PIDS_ROOT ", or v2 at "
-			     CGROUP2_ROOT "): cannot test a kill with the pids limit used up");
-	snprintf(cg, sizeof(cg), "%s/sb-test-proc-%d", root, (int)getpid());
-	ck_assert_int_eq(mkdir(cg, 0755), 0);
-	snprintf(file, sizeof(file), "%s/pids.max", cg);
-	snprintf(num, sizeof(num), "%d", BOMB_PIDS);
-	ck_assert_int_eq(write_str(file, num), 0);
-
+	pids_cgroup_make(cg, sizeof(cg), "a kill with the pids limit used up");
 	worker = fork();
 	ck_assert_int_ge(worker, 0);
 	if (worker == 0) {
-		pid_t bomb, probe;
+		pid_t bomb;
 		int left;
 
-		snprintf(file, sizeof(file), "%s/cgroup.procs", cg);
-		snprintf(num, sizeof(num), "%d", (int)getpid());
-		if (write_str(file, num) < 0)
-			_exit(100);
+		pids_cgroup_join(cg);
 		bomb = fork();
 		if (bomb < 0)
 			_exit(101);
@@ -454,35 +506,14 @@ START_TEST(test_kill_when_fork_fails)
 				sleep_ms(1);
 			}
 		}
-		/* Full when a fork of our own fails with EAGAIN. */
-		for (int waited = 0;; waited += 50) {
-			probe = fork();
-			if (probe == 0)
-				_exit(0);
-			if (probe > 0) {
-				(void)waitpid(probe, NULL, 0);
-			} else if (errno == EAGAIN) {
-				break;
-			}
-			if (waited > WAIT_MS)
-				_exit(102);
-			sleep_ms(50);
-		}
+		pids_cgroup_wait_full();
 		if (sb_proc_kill_uid(TEST_UID, TEST_UID, 5, NULL) < 0)
 			_exit(103);
 		(void)waitpid(bomb, NULL, 0);
 		left = sb_proc_count_uid(TEST_UID, NULL);
 		_exit(left < 0 ? 104 : (left > 90 ? 90 : left));
 	}
-	ck_assert_int_eq(waitpid(worker, &status, 0), worker);
-	/* Whatever happened, leave no process and no cgroup behind. */
-	(void)sb_proc_kill_uid(TEST_UID, TEST_UID, 5, NULL);
-	for (int i = 0; i < 100 && rmdir(cg) < 0; i++)
-		sleep_ms(20);
-	ck_assert_msg(WIFEXITED(status), "the worker died of signal %d", WTERMSIG(status));
-	ck_assert_msg(WEXITSTATUS(status) < 100, "the worker failed at step %d",
-	    WEXITSTATUS(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(pids_cgroup_finish(cg, worker), 0);
 }
 END_TEST
 
@@ -528,27 +559,17 @@ count_stopped(void)
  */
 START_TEST(test_cont_when_fork_fails)
 {
-	char cg[128], file[192], num[32];
-	int status;
+	char cg[128];
 	pid_t worker;
-	const char *root = pids_root();
+	int left;
 
-	if (root == NULL)
-		ck_abort_msg("no writable pids cgroup controller: cannot test SIGCONT at the limit");
-	snprintf(cg, sizeof(cg), "%s/sb-test-proc-cont-%d", root, (int)getpid());
-	ck_assert_int_eq(mkdir(cg, 0755), 0);
-	snprintf(file, sizeof(file), "%s/pids.max", cg);
-	snprintf(num, sizeof(num), "%d", BOMB_PIDS);
-	ck_assert_int_eq(write_str(file, num), 0);
+	pids_cgroup_make(cg, sizeof(cg), "SIGCONT with the pids limit used up");
 	worker = fork();
 	ck_assert_int_ge(worker, 0);
 	if (worker == 0) {
-		pid_t filler, probe;
+		pid_t filler;
 
-		snprintf(file, sizeof(file), "%s/cgroup.procs", cg);
-		snprintf(num, sizeof(num), "%d", (int)getpid());
-		if (write_str(file, num) < 0)
-			_exit(100);
+		pids_cgroup_join(cg);
 		filler = fork();
 		if (filler < 0)
 			_exit(101);
@@ -560,18 +581,7 @@ START_TEST(test_cont_when_fork_fails)
 			for (;;)
 				pause();
 		}
-		for (int waited = 0;; waited += 50) {
-			probe = fork();
-			if (probe == 0)
-				_exit(0);
-			if (probe > 0)
-				(void)waitpid(probe, NULL, 0);
-			else if (errno == EAGAIN)
-				break;
-			if (waited > WAIT_MS)
-				_exit(102);
-			sleep_ms(50);
-		}
+		pids_cgroup_wait_full();
 		if (sb_proc_signal_uid(TEST_UID, TEST_UID, SIGSTOP, NULL) < 0)
 			_exit(103);
 		if (count_stopped() < BOMB_PIDS / 2)
@@ -581,14 +591,8 @@ START_TEST(test_cont_when_fork_fails)
 		sleep_ms(50);
 		_exit(count_stopped() > 90 ? 90 : count_stopped());
 	}
-	ck_assert_int_eq(waitpid(worker, &status, 0), worker);
-	(void)sb_proc_kill_uid(TEST_UID, TEST_UID, 5, NULL);
-	for (int i = 0; i < 100 && rmdir(cg) < 0; i++)
-		sleep_ms(20);
-	ck_assert_msg(WIFEXITED(status), "the worker died of signal %d", WTERMSIG(status));
-	ck_assert_msg(WEXITSTATUS(status) < 100, "the worker failed at step %d",
-	    WEXITSTATUS(status));
-	ck_assert_msg(WEXITSTATUS(status) == 0, "%d processes stayed stopped", WEXITSTATUS(status));
+	left = pids_cgroup_finish(cg, worker);
+	ck_assert_msg(left == 0, "%d processes stayed stopped", left);
 }
 END_TEST
 
