@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
@@ -249,6 +250,44 @@ seccomp_add_clone_rules(scmp_filter_ctx ctx, struct sb_error **err)
 	return 0;
 }
 
+/*
+ * File event queues. The kernel goes on queueing events for a process that is frozen (or
+ * stopped) and hands them over when it runs again: an agent that watched, say, IN_OPEN on
+ * directories every user may read learns after a check on hidden material which of their
+ * files the check opened, which its own code under test can choose to spell out the PoC or
+ * the hidden tests with (third red-team round: 12 KiB a check, byte-exact). inotify and
+ * fanotify fail with ENOSYS, as on a kernel without them (file watchers fall back to
+ * polling); dnotify, an fcntl command, with EPERM.
+ */
+static int
+seccomp_add_notify_rules(scmp_filter_ctx ctx, struct sb_error **err)
+{
+	static const char *const queues[] = { "inotify_init", "inotify_init1", "inotify_add_watch",
+		"fanotify_init", "fanotify_mark", NULL };
+	static const char *const fcntls[] = { "fcntl", "fcntl64", NULL };
+	struct scmp_arg_cmp cmp = SCMP_CMP(1, SCMP_CMP_EQ, F_NOTIFY);
+
+	for (const char *const *p = queues; *p != NULL; p++) {
+		int nr = seccomp_syscall_resolve_name(*p), r;
+
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+		if (r < 0)
+			return sb_error_errno(err, -r, "seccomp rule for '%s'", *p);
+	}
+	for (const char *const *p = fcntls; *p != NULL; p++) {
+		int nr = seccomp_syscall_resolve_name(*p), r;
+
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp);
+		if (r < 0)
+			return sb_error_errno(err, -r, "seccomp rule for '%s' F_NOTIFY", *p);
+	}
+	return 0;
+}
+
 int
 sb_seccomp_compile(enum sb_seccomp_profile profile, struct sb_seccomp **ret,
     struct sb_error **err)
@@ -278,7 +317,7 @@ sb_seccomp_compile(enum sb_seccomp_profile profile, struct sb_seccomp **ret,
 		if (ctx == NULL)
 			return sb_error_set(err, ENOMEM, "seccomp_init");
 		if (seccomp_add_deny(ctx, untrusted, err) < 0 ||
-		    seccomp_add_clone_rules(ctx, err) < 0)
+		    seccomp_add_clone_rules(ctx, err) < 0 || seccomp_add_notify_rules(ctx, err) < 0)
 			return -1;
 		return seccomp_export(ctx, ret, err);
 	}

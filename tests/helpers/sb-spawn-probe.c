@@ -26,6 +26,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -515,6 +517,26 @@ main(int argc, char **argv)
 	}
 	if (sb_streq(cmd, "unshare")) {
 		out_result(unshare(CLONE_NEWNS));
+		return 0;
+	}
+	/* File event queues: inotify, fanotify (as root without the filter), dnotify on ARG. */
+	if (sb_streq(cmd, "inotify")) {
+		out_result(inotify_init1(IN_CLOEXEC));
+		return 0;
+	}
+	if (sb_streq(cmd, "fanotify")) {
+		out_result(fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC, O_RDONLY));
+		return 0;
+	}
+	if (sb_streq(cmd, "dnotify")) {
+		int dfd;
+
+		if (arg == NULL)
+			usage();
+		dfd = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return 3;
+		out_result(fcntl(dfd, F_NOTIFY, DN_ACCESS | DN_MULTISHOT));
 		return 0;
 	}
 	if (sb_streq(cmd, "clone-newuser"))

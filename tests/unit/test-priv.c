@@ -459,6 +459,11 @@ static const struct {
 	{ "clone-newuser", false, true, NULL, "EPERM\n" },
 	{ "clone3-newuser", false, false, "OK\n", "ENOSYS\n" },
 	{ "clone3-newuser", false, true, NULL, "ENOSYS\n" },
+	/* File event queues go on recording for a frozen process (issue 13, third round):
+	 * a check's file accesses, read back after it. */
+	{ "inotify", false, true, "OK\n", "ENOSYS\n" },
+	{ "fanotify", false, false, "OK\n", "ENOSYS\n" },
+	{ "dnotify", true, true, "OK\n", "EPERM\n" },
 	/* What untrusted code does need keeps working: fork, exec, wait, write. */
 	{ "fork-exec", false, true, "exit 3\n", "exit 3\n" },
 	{ "fork-exec", false, false, "exit 3\n", "exit 3\n" },
