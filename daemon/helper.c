@@ -396,6 +396,31 @@ agent_held_still(void)
 	return false;
 }
 
+/* A worker that itself becomes the agent's uid, outside the agent's cgroup: the captures
+ * and dialog reads (work.c:become_agent). (A bash call's worker stays root; the command
+ * it runs joins the cgroup.) */
+static bool
+becomes_agent(const struct job_spec *s)
+{
+	return s->type == DREQ_DIFF || s->type == DREQ_FILES || s->type == DREQ_DIALOG;
+}
+
+/* Work that runs code as the agent's uid: the agent's bash calls, and those workers. */
+static bool
+runs_as_agent(const struct job_spec *s)
+{
+	return (s->type == DREQ_BASH && s->ch == DCH_AGENT) || becomes_agent(s);
+}
+
+static bool
+agent_worker_running(void)
+{
+	for (size_t i = 0; i < njobs; i++)
+		if (jobs[i].pid != 0 && becomes_agent(&jobs[i].spec))
+			return true;
+	return false;
+}
+
 /* Start whatever queued work can start now, oldest first within each queue. */
 static void
 schedule(struct helper *h)
@@ -407,15 +432,17 @@ schedule(struct helper *h)
 		size_t before = njobs;
 
 		/*
-		 * prepare_grading must not overlap a capture (it uses the private index). An
-		 * agent's bash call waits while the agent is held still for a check on hidden
-		 * material: started then, it would be a process of the agent that nobody
-		 * stopped, free to watch the check (second red-team round, issue 13).
+		 * prepare_grading must not overlap a capture (it uses the private index). Work
+		 * that runs as the agent's uid waits while the agent is held still for a check on
+		 * hidden material: started then, it would be a process of the agent that nobody
+		 * stopped, free to watch the check (second red-team round, issue 13); and such a
+		 * check waits for that work, which would make its freeze refused (third round).
 		 */
 		if (j->pid != 0 || (j->q != Q_NONE && h->busy[j->q]) ||
 		    (j->spec.type == DREQ_PREPARE_GRADING && h->busy[Q_CAPTURE]) ||
 		    (j->q == Q_CAPTURE && h->busy[Q_BENCHER] && !h->agent_phase) ||
-		    (j->spec.type == DREQ_BASH && j->spec.ch == DCH_AGENT && agent_held_still())) {
+		    (runs_as_agent(&j->spec) && agent_held_still()) ||
+		    (holds_agent_still(&j->spec) && agent_worker_running())) {
 			i++;
 			continue;
 		}

@@ -486,13 +486,42 @@ holds_only_freezer(const char *root, bool v2)
 		close(fd);
 		return n == 0 || (n == 1 && buf[0] == '\n');
 	}
-	/* A v1 mount of the freezer alone: its root has no file of another controller. */
+	/*
+	 * A v1 hierarchy of the freezer alone: in /proc/cgroups ("name hierarchy count
+	 * enabled"), no other controller has the freezer's hierarchy (co-mounted with cpu or
+	 * devices, a move would take the agent out of the container's --cpus or its devices).
+	 */
 	{
-		_cleanup_free_ char *mem = sb_xasprintf("%s/memory.limit_in_bytes", root);
-		_cleanup_free_ char *pids = sb_xasprintf("%s/pids.max", root);
-		_cleanup_free_ char *procs = sb_xasprintf("%s/cgroup.procs", root);
+		_cleanup_free_ char *state = sb_xasprintf("%s/freezer.state", root);
+		char line[256];
+		long hier = -1;
+		int shared = 0;
+		FILE *f;
 
-		return access(mem, F_OK) < 0 && access(pids, F_OK) < 0 && access(procs, F_OK) == 0;
+		if (access(state, F_OK) == 0) /* a hierarchy's root has none */
+			return false;
+		f = fopen("/proc/cgroups", "re");
+		if (f == NULL)
+			return false;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			char name[64];
+			long h, n, en;
+
+			if (sscanf(line, "%63s %ld %ld %ld", name, &h, &n, &en) == 4 && en == 1 &&
+			    strcmp(name, "freezer") == 0)
+				hier = h;
+		}
+		rewind(f);
+		while (hier > 0 && fgets(line, sizeof(line), f) != NULL) {
+			char name[64];
+			long h, n, en;
+
+			if (sscanf(line, "%63s %ld %ld %ld", name, &h, &n, &en) == 4 && en == 1 &&
+			    h == hier && strcmp(name, "freezer") != 0)
+				shared++;
+		}
+		fclose(f);
+		return hier > 0 && shared == 0;
 	}
 }
 
