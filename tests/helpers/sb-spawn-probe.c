@@ -539,6 +539,33 @@ main(int argc, char **argv)
 		out_result(fcntl(dfd, F_NOTIFY, DN_ACCESS | DN_MULTISHOT));
 		return 0;
 	}
+	/* The same command with bits above the 32 the kernel reads (a raw system call). */
+	if (sb_streq(cmd, "dnotify-wide")) {
+		int dfd;
+
+		if (arg == NULL)
+			usage();
+		dfd = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return 3;
+		out_result(syscall(SYS_fcntl, dfd, (unsigned long)F_NOTIFY | (1UL << 32),
+		    DN_ACCESS | DN_MULTISHOT));
+		return 0;
+	}
+	if (sb_streq(cmd, "lease")) {
+		char path[4096];
+		int fd;
+
+		if (arg == NULL)
+			usage();
+		snprintf(path, sizeof(path), "%s/leased", arg);
+		fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return 3;
+		out_result(fcntl(fd, F_SETLEASE, F_RDLCK));
+		(void)unlink(path);
+		return 0;
+	}
 	if (sb_streq(cmd, "clone-newuser"))
 		return cmd_clone_newuser();
 	if (sb_streq(cmd, "clone3-newuser"))

@@ -464,6 +464,8 @@ static const struct {
 	{ "inotify", false, true, "OK\n", "ENOSYS\n" },
 	{ "fanotify", false, false, "OK\n", "ENOSYS\n" },
 	{ "dnotify", true, true, "OK\n", "EPERM\n" },
+	{ "dnotify-wide", true, true, "OK\n", "EPERM\n" },
+	{ "lease", true, false, "OK\n", "EPERM\n" },
 	/* What untrusted code does need keeps working: fork, exec, wait, write. */
 	{ "fork-exec", false, true, "exit 3\n", "exit 3\n" },
 	{ "fork-exec", false, false, "exit 3\n", "exit 3\n" },
