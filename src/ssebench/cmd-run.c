@@ -999,6 +999,7 @@ do_run(struct run_opts *o)
 	_cleanup_free_ char *mem = NULL, *cpus = NULL, *pids = NULL, *log_path = NULL;
 	_cleanup_free_ char *archive = NULL, *started_at = NULL, *container = NULL;
 	_cleanup_free_ char *gateway = NULL, *task_image = NULL, *task_container = NULL;
+	_cleanup_free_ char *freezer_record = NULL;
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	struct run_ctx rx = { .o = o };
 	struct proxy px = { 0 };
@@ -1462,6 +1463,12 @@ do_run(struct run_opts *o)
 			json_object_set_new(result, "scored", json_false());
 		}
 		scored = outcome != SB_ISO_UNSCORED;
+		/* In sidecar mode only the task container's processes of the agent (its bash
+		 * calls) are in the cgroup; the agent's own container is apart, not frozen. */
+		if (rx.agent_freezer == NULL || strcmp(rx.agent_freezer, "signals") == 0)
+			freezer_record = sb_xstrdup("signals");
+		else
+			freezer_record = sb_xasprintf("%s%s", rx.agent_freezer, sidecar ? "-task-container" : "");
 		/* Sidecar mode has its own two layers: no tool layer (upstream §1.7, RunConfig). */
 		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[], s:o, s:I, s:s}",
 		    "agent", o->agent, "model", o->model, "mode", o->mode, "timeout",
@@ -1469,7 +1476,7 @@ do_run(struct run_opts *o)
 		    sidecar ? json_null() : json_string("sandbox"), "egress", o->egress,
 		    "reference_run", reference, "plugins", "runtime",
 		    sb_json_string_or_null(o->runtime), "runner_uid", (json_int_t)rx.runner_uid,
-		    "agent_freezer", rx.agent_freezer != NULL ? rx.agent_freezer : "signals");
+		    "agent_freezer", freezer_record);
 		json_object_set(result, "config", cfg);
 		if (sb_json_write_atomic_at(rfd, "result.json", result, 0644, &err) < 0)
 			goto fail;

@@ -33,6 +33,8 @@ dir=$SSEBENCH_RESULTS/$TASK/none/reference/ref-$tag
 is "$(field "$dir/result.json" 'd["patch_result"]["status"]')" passed "reference: status passed"
 is "$(field "$dir/result.json" '"%s/%s" % (d["patch_result"]["pov_passed"], d["patch_result"]["pov_total"])')" 1/1 "reference: the PoC no longer reproduces"
 is "$(field "$dir/result.json" '(d["patch_result"]["func_test_success"], d["patch_result"]["intent_test_success"])')" "(True, True)" "reference: functional and hidden tests pass"
+# The freezer cgroup holds the bash calls in the task container only; the record says so.
+like "$(field "$dir/result.json" 'd["config"]["agent_freezer"]')" '^(cgroup-v[12]-task-container|signals)$' "reference: config.agent_freezer names the task container"
 is "$(field "$dir/result.json" '(d["config"]["mode"], d["config"]["tool_layer"])')" "('sidecar', None)" "reference: config.mode sidecar, no tool layer"
 is "$(field "$dir/summary.json" 'd["config"]["mode"]')" sidecar "reference: summary.json records the mode"
 is "$(field "$dir/summary.json" '(d["images"]["task"], d["images"]["agent"])')" \
