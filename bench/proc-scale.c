@@ -49,12 +49,36 @@ write_file(const char *dir, const char *name, const char *v)
 	close(fd);
 }
 
-/* A spawner: joins both cgroups, becomes the uid, forks n sleepers then k continuers. */
+static long
+pids_current(void)
+{
+	char p[256], buf[32];
+	ssize_t r;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/pids.current", pids_cg);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return -1;
+	buf[r] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+/* A spawner: joins both cgroups, becomes the uid, forks n sleepers then k continuers. The
+ * cgroup must be empty first: the pids of processes killed a moment ago still count. */
 static void
 populate(int n, int k)
 {
-	pid_t p = fork();
+	int status;
+	pid_t p;
 
+	for (int i = 0; i < 1000 && pids_current() != 0; i++)
+		usleep(10000);
+	p = fork();
 	if (p < 0)
 		exit(1);
 	if (p == 0) {
@@ -78,7 +102,12 @@ populate(int n, int k)
 		}
 		_exit(0);
 	}
-	(void)waitpid(p, NULL, 0);
+	(void)waitpid(p, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "proc-scale: the spawner failed (status %d)\n", status);
+		(void)sb_proc_kill_uid(BENCH_UID, BENCH_UID, 20, NULL);
+		exit(1);
+	}
 	while (sb_proc_count_uid(BENCH_UID, NULL) < n + k)
 		usleep(10000);
 }
