@@ -255,30 +255,20 @@ seccomp_add_clone_rules(scmp_filter_ctx ctx, struct sb_error **err)
  * stopped) and hands them over when it runs again: an agent that watched, say, IN_OPEN on
  * directories every user may read learns after a check on hidden material which of their
  * files the check opened, which its own code under test can choose to spell out the PoC or
- * the hidden tests with (third red-team round: 12 KiB a check, byte-exact). inotify and
- * fanotify fail with ENOSYS, as on a kernel without them (file watchers fall back to
- * polling); dnotify, an fcntl command, with EPERM, and so does a lease (F_SETLEASE), whose
- * break is the same kind of news. The command is compared on its low 32 bits: the kernel
+ * the hidden tests with (third red-team round: 12 KiB a check, byte-exact). dnotify, an
+ * fcntl command, fails with EPERM, and so does a lease (F_SETLEASE), whose break is the
+ * same kind of news. inotify and fanotify stay: agent CLIs watch files with them (OpenCode
+ * never exited without inotify); a check on hidden material is refused instead while a
+ * process of the agent holds such a queue (src/libsb/freezer.c:holds_event_queue). The command is compared on its low 32 bits: the kernel
  * takes it as an unsigned int, so F_NOTIFY | 1 << 32 is F_NOTIFY to it, and would slip
  * past a comparison of the whole register.
  */
 static int
 seccomp_add_notify_rules(scmp_filter_ctx ctx, struct sb_error **err)
 {
-	static const char *const queues[] = { "inotify_init", "inotify_init1", "inotify_add_watch",
-		"fanotify_init", "fanotify_mark", NULL };
 	static const char *const fcntls[] = { "fcntl", "fcntl64", NULL };
 	static const int cmds[] = { F_NOTIFY, F_SETLEASE };
 
-	for (const char *const *p = queues; *p != NULL; p++) {
-		int nr = seccomp_syscall_resolve_name(*p), r;
-
-		if (nr == __NR_SCMP_ERROR)
-			continue;
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
-		if (r < 0)
-			return sb_error_errno(err, -r, "seccomp rule for '%s'", *p);
-	}
 	for (const char *const *p = fcntls; *p != NULL; p++) {
 		int nr = seccomp_syscall_resolve_name(*p);
 

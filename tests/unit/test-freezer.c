@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -250,6 +252,60 @@ check_outside(int i)
 	(void)waitpid(in, NULL, 0);
 }
 
+/* A member holding an inotify queue (a thread of it, with a file table of its own): the
+ * freeze is refused, since the queue records the check's file accesses for later. */
+static int
+queue_thread(void *arg)
+{
+	(void)arg;
+	if (inotify_init1(IN_CLOEXEC) < 0)
+		_exit(5);
+	for (;;)
+		pause();
+	return 0;
+}
+
+static void
+check_event_queue(int i, bool in_thread)
+{
+	struct sb_freezer f;
+	struct sb_error *err = NULL;
+	pid_t p;
+
+	if (!make_cgroup(i, &f))
+		return;
+	p = fork();
+	if (p == 0) {
+		static char stack[65536];
+
+		join_and_drop(cgdir);
+		if (!in_thread) {
+			(void)queue_thread(NULL);
+		} else if (clone(queue_thread, stack + sizeof(stack),
+			       CLONE_VM | CLONE_SIGHAND | CLONE_THREAD, NULL) < 0) {
+			_exit(6);
+		}
+		for (;;)
+			pause();
+	}
+	sleep_ms(200);
+	ck_assert_int_eq(sb_freezer_freeze(&f, TEST_UID, 2000, &err), -1);
+	ck_assert_msg(strstr(sb_error_message(err), "file event queue") != NULL, "%s",
+	    sb_error_message(err));
+	sb_error_release(&err);
+	ck_assert_int_eq(sb_freezer_thaw(&f, NULL), 0);
+	remove_cgroup(&f);
+	(void)waitpid(p, NULL, 0);
+}
+
+START_TEST(test_event_queue)
+{
+	check_event_queue(1, false);
+	check_event_queue(1, true);
+	check_event_queue(0, false);
+}
+END_TEST
+
 START_TEST(test_outside_v2)
 {
 	check_outside(0);
@@ -403,6 +459,7 @@ main(void)
 	tcase_add_test(tc, test_timer_cont_v1);
 	tcase_add_test(tc, test_outside_v2);
 	tcase_add_test(tc, test_outside_v1);
+	tcase_add_test(tc, test_event_queue);
 	tcase_add_test(tc, test_kill_v2);
 	tcase_add_test(tc, test_kill_v1);
 	tcase_add_test(tc, test_spawn_joins);
