@@ -528,7 +528,9 @@ main(int argc, char **argv)
 		out_result(fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC, O_RDONLY));
 		return 0;
 	}
-	if (sb_streq(cmd, "dnotify")) {
+	/* dnotify-wide: the same command with bits above the 32 the kernel reads. */
+	if (sb_streq(cmd, "dnotify") || sb_streq(cmd, "dnotify-wide")) {
+		unsigned long fcmd = (unsigned long)F_NOTIFY;
 		int dfd;
 
 		if (arg == NULL)
@@ -536,20 +538,9 @@ main(int argc, char **argv)
 		dfd = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd < 0)
 			return 3;
-		out_result(fcntl(dfd, F_NOTIFY, DN_ACCESS | DN_MULTISHOT));
-		return 0;
-	}
-	/* The same command with bits above the 32 the kernel reads (a raw system call). */
-	if (sb_streq(cmd, "dnotify-wide")) {
-		int dfd;
-
-		if (arg == NULL)
-			usage();
-		dfd = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			return 3;
-		out_result(syscall(SYS_fcntl, dfd, (unsigned long)F_NOTIFY | (1UL << 32),
-		    DN_ACCESS | DN_MULTISHOT));
+		if (sb_streq(cmd, "dnotify-wide"))
+			fcmd |= 1UL << 32;
+		out_result(syscall(SYS_fcntl, dfd, fcmd, DN_ACCESS | DN_MULTISHOT));
 		return 0;
 	}
 	if (sb_streq(cmd, "lease")) {

@@ -463,6 +463,7 @@ static const struct {
 	 * a check's file accesses, read back after it. */
 	/* inotify and fanotify stay (file watchers): freezer.c refuses a check instead. */
 	{ "inotify", false, true, "OK\n", "OK\n" },
+	{ "fanotify", false, false, "OK\n", "OK\n" },
 	{ "dnotify", true, true, "OK\n", "EPERM\n" },
 	{ "dnotify-wide", true, true, "OK\n", "EPERM\n" },
 	{ "lease", true, false, "OK\n", "EPERM\n" },
