@@ -387,11 +387,12 @@ holds_agent_still(const struct job_spec *s)
 	    (s->action == SB_ACTION_RUN_POC || s->action == SB_ACTION_INTENT_TEST);
 }
 
+/* Is a running worker's job one that pred says yes to? */
 static bool
-agent_held_still(void)
+any_running(bool (*pred)(const struct job_spec *))
 {
 	for (size_t i = 0; i < njobs; i++)
-		if (jobs[i].pid != 0 && holds_agent_still(&jobs[i].spec))
+		if (jobs[i].pid != 0 && pred(&jobs[i].spec))
 			return true;
 	return false;
 }
@@ -412,14 +413,6 @@ runs_as_agent(const struct job_spec *s)
 	return (s->type == DREQ_BASH && s->ch == DCH_AGENT) || becomes_agent(s);
 }
 
-static bool
-agent_worker_running(void)
-{
-	for (size_t i = 0; i < njobs; i++)
-		if (jobs[i].pid != 0 && becomes_agent(&jobs[i].spec))
-			return true;
-	return false;
-}
 
 /* Start whatever queued work can start now, oldest first within each queue. */
 static void
@@ -441,8 +434,8 @@ schedule(struct helper *h)
 		if (j->pid != 0 || (j->q != Q_NONE && h->busy[j->q]) ||
 		    (j->spec.type == DREQ_PREPARE_GRADING && h->busy[Q_CAPTURE]) ||
 		    (j->q == Q_CAPTURE && h->busy[Q_BENCHER] && !h->agent_phase) ||
-		    (runs_as_agent(&j->spec) && agent_held_still()) ||
-		    (holds_agent_still(&j->spec) && agent_worker_running())) {
+		    (runs_as_agent(&j->spec) && any_running(holds_agent_still)) ||
+		    (holds_agent_still(&j->spec) && any_running(becomes_agent))) {
 			i++;
 			continue;
 		}
