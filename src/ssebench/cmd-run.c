@@ -17,7 +17,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +38,7 @@
 #include "sb/taskdir.h"
 #include "sb/verdict.h"
 
+#include "cgroup.h"
 #include "cli.h"
 #include "disk.h"
 #include "docker.h"
@@ -450,138 +450,6 @@ run_ctx_release(struct run_ctx *rx)
 	free(rx->vol_sockets);
 	free(rx->vol_home);
 	free(rx->agent_cgroup);
-}
-
-/*
- * The agent's freezer cgroup: while a check on hidden material runs, the daemon freezes it
- * (daemon/work.c:hidden_check_begin), which no signal undoes; a stop by SIGSTOP is undone by
- * a SIGCONT the kernel sends on the agent's behalf (docs/integrity.md). It is made on the
- * host, root's and 0700, and bound into the container that runs the agent's processes.
- *
- * Only in a hierarchy that holds the freezer and nothing else: a process moved there leaves
- * the container's cgroup in that hierarchy, so a hierarchy with the memory or pids
- * controller would take the agent out of the container's limits. That is cgroup v2 where it
- * has no controller (the hybrid layout's /sys/fs/cgroup/unified), or the v1 freezer. A
- * v2-only host (every controller in the one tree) or another runtime (--runtime: its own
- * cgroups) has none here: the agent is stopped by signals, and config.agent_freezer says so.
- */
-#define AGENT_CGROUP_TARGET "/run/ssebench-agent-cgroup"
-
-static bool
-holds_only_freezer(const char *root, bool v2)
-{
-	struct statfs s;
-
-	if (statfs(root, &s) < 0 || (long)s.f_type != (v2 ? 0x63677270L : 0x27e0ebL))
-		return false;
-	if (v2) {
-		_cleanup_free_ char *path = sb_xasprintf("%s/cgroup.controllers", root);
-		char buf[16];
-		ssize_t n;
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0)
-			return false;
-		n = read(fd, buf, sizeof(buf));
-		close(fd);
-		return n == 0 || (n == 1 && buf[0] == '\n');
-	}
-	/*
-	 * A v1 hierarchy of the freezer alone: in /proc/cgroups ("name hierarchy count
-	 * enabled"), no other controller has the freezer's hierarchy (co-mounted with cpu or
-	 * devices, a move would take the agent out of the container's --cpus or its devices).
-	 */
-	{
-		_cleanup_free_ char *state = sb_xasprintf("%s/freezer.state", root);
-		char line[256];
-		long hier = -1;
-		int shared = 0;
-		FILE *f;
-
-		if (access(state, F_OK) == 0) /* a hierarchy's root has none */
-			return false;
-		f = fopen("/proc/cgroups", "re");
-		if (f == NULL)
-			return false;
-		while (fgets(line, sizeof(line), f) != NULL) {
-			char name[64];
-			long h, n, en;
-
-			if (sscanf(line, "%63s %ld %ld %ld", name, &h, &n, &en) == 4 && en == 1 &&
-			    strcmp(name, "freezer") == 0)
-				hier = h;
-		}
-		rewind(f);
-		while (hier > 0 && fgets(line, sizeof(line), f) != NULL) {
-			char name[64];
-			long h, n, en;
-
-			if (sscanf(line, "%63s %ld %ld %ld", name, &h, &n, &en) == 4 && en == 1 &&
-			    h == hier && strcmp(name, "freezer") != 0)
-				shared++;
-		}
-		fclose(f);
-		return hier > 0 && shared == 0;
-	}
-}
-
-static void
-agent_cgroup_make(struct run_ctx *rx, const char *run_id)
-{
-	static const struct {
-		const char *root, *kind;
-		bool v2;
-	} where[] = {
-		{ "/sys/fs/cgroup/unified", "cgroup-v2", true },
-		{ "/sys/fs/cgroup/freezer", "cgroup-v1", false },
-	};
-
-	rx->agent_freezer = "signals";
-	if (rx->o->runtime != NULL)
-		return;
-	for (size_t i = 0; i < SB_ARRAY_SIZE(where); i++) {
-		_cleanup_free_ char *parent = sb_xasprintf("%s/ssebench", where[i].root);
-		_cleanup_free_ char *dir = sb_xasprintf("%s/%s", parent, run_id);
-		struct sb_freezer f;
-		struct sb_error *err = NULL;
-
-		if (!holds_only_freezer(where[i].root, where[i].v2))
-			continue;
-		if ((mkdir(parent, 0700) < 0 && errno != EEXIST) || mkdir(dir, 0700) < 0 ||
-		    chmod(dir, 0700) < 0) {
-			sb_log(SB_LOG_WARN, "the agent's freezer cgroup %s: %s", dir, strerror(errno));
-			(void)rmdir(dir);
-			continue;
-		}
-		if (sb_freezer_open(dir, &f, &err) < 0) {
-			sb_log(SB_LOG_WARN, "the agent's freezer cgroup: %s", sb_error_message(err));
-			sb_error_release(&err);
-			(void)rmdir(dir);
-			continue;
-		}
-		sb_freezer_close(&f);
-		rx->agent_cgroup = sb_xstrdup(dir);
-		rx->agent_freezer = where[i].kind;
-		return;
-	}
-}
-
-/* After the run's containers are gone: nothing is left in it, but a kill costs nothing. */
-static void
-agent_cgroup_remove(struct run_ctx *rx)
-{
-	struct sb_freezer f;
-
-	if (rx->agent_cgroup == NULL)
-		return;
-	if (sb_freezer_open(rx->agent_cgroup, &f, NULL) == 0) {
-		(void)sb_freezer_kill(&f, 2000, NULL);
-		sb_freezer_close(&f);
-	}
-	if (rmdir(rx->agent_cgroup) < 0 && errno != ENOENT)
-		sb_log(SB_LOG_WARN, "removing %s: %s", rx->agent_cgroup, strerror(errno));
-	free(rx->agent_cgroup);
-	rx->agent_cgroup = NULL;
 }
 
 /*
@@ -1165,7 +1033,8 @@ do_run(struct run_opts *o)
 	if (net_ensure_run(net, strcmp(o->egress, "open") != 0, o->run_id, &err) < 0)
 		goto fail;
 	net_made = true;
-	agent_cgroup_make(&rx, o->run_id);
+	/* Another runtime (--runtime) keeps its own cgroups: held by signals there. */
+	rx.agent_freezer = o->runtime != NULL ? "signals" : agent_cgroup_make(o->run_id, &rx.agent_cgroup);
 	progress("run %s: the agent is held still during checks on hidden material by %s",
 	    o->run_id, strcmp(rx.agent_freezer, "signals") == 0 ? "signals (no freezer cgroup here)"
 	    : rx.agent_freezer);
@@ -1587,7 +1456,7 @@ out:
 	}
 	/* A kept container keeps its cgroup (an empty directory once its agent is gone). */
 	if (!o->keep || !sidecar_done)
-		agent_cgroup_remove(&rx);
+		agent_cgroup_remove(rx.agent_cgroup);
 	if (pe.run_fd >= 0)
 		close(pe.run_fd);
 	free(pe.foreign);

@@ -23,6 +23,7 @@
 #include "sb/mem.h"
 #include "sb/parse.h"
 
+#include "cgroup.h"
 #include "cli.h"
 #include "disk.h"
 #include "docker.h"
@@ -434,6 +435,9 @@ runs_remove(const struct cli_command *cmd, int argc, char **argv)
 	if (docker_output(&a, &vols, NULL) == 0 && vols != NULL)
 		for (char *n = strtok_r(vols, "\n", &save); n; n = strtok_r(NULL, "\n", &save))
 			net_remove(n);
+	/* And its freezer cgroup, which a kept run keeps (empty once its agent is gone). */
+	if (agent_cgroup_sweep(id) < 0 && rc == 0)
+		rc = cli_fail("the run '%s' keeps its freezer cgroup", id);
 	if (find_run(id, &left, &err) == 0) {
 		json_decref(left);
 		return cli_fail("the run '%s' still exists after removal", id);

@@ -131,6 +131,10 @@ run_cmd r "$SSEBENCH" runs inspect "keep-$tag"
 like "$r_out" '^state +"running"' "runs inspect: the kept container is running after grading"
 run_cmd r "$SSEBENCH" runs logs "keep-$tag"
 like "$r_out$r_err" 'evaluator exited' "runs logs shows the container's output"
+kcg=$(ls -d /sys/fs/cgroup/unified/ssebench/"keep-$tag" /sys/fs/cgroup/freezer/ssebench/"keep-$tag" 2>/dev/null)
+if [ "$(field "$kdir/result.json" 'd["config"]["agent_freezer"]')" != signals ]; then
+	ok "$([ -n "$kcg" ]; echo $?)" "a kept run keeps its freezer cgroup ($kcg)"
+fi
 run_cmd r "$SSEBENCH" runs stop --grace 5 "keep-$tag"
 is "$r_rc" 0 "runs stop"
 wait "$keep_pid"
@@ -140,6 +144,8 @@ run_cmd r "$SSEBENCH" runs remove "keep-$tag"
 is "$r_rc" 0 "runs remove"
 run_cmd r "$SSEBENCH" runs inspect "keep-$tag"
 is "$r_rc" 3 "after runs remove the run is gone (exit 3)"
+is "$(ls -d /sys/fs/cgroup/unified/ssebench/"keep-$tag" /sys/fs/cgroup/freezer/ssebench/"keep-$tag" 2>/dev/null)" "" \
+	"runs remove takes the kept run's freezer cgroup"
 
 # Ctrl-C during grading: the container is stopped, the run says why, exit 130.
 interrupt_in_grading "int-$tag"

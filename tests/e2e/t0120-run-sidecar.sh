@@ -107,6 +107,8 @@ is "$($DOCKER ps -q --filter "label=ssebench.run=keep-$tag" | wc -l)" 0 "runs st
 run_cmd r "$SSEBENCH" runs remove "keep-$tag"
 is "$r_rc" 0 "runs remove"
 is "$(leftovers "keep-$tag")" 0 "runs remove takes both containers and the volumes"
+is "$(ls -d /sys/fs/cgroup/unified/ssebench/"keep-$tag" /sys/fs/cgroup/freezer/ssebench/"keep-$tag" 2>/dev/null)" "" \
+	"runs remove takes the kept run's freezer cgroup"
 
 # Ctrl-C in the agent phase: both containers and the volumes go, exit 130.
 interrupt_in_grading "int-$tag" --mode sidecar
