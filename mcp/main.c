@@ -35,29 +35,12 @@
 #define CONNECTION_LIMIT  64
 #define CONNECTION_IDLE_S 3600 /* a test_patch call may take as long as a build */
 
-/* Newest first: what a client asking for something else is offered. */
-static const char *const protocol_versions[] = { "2025-06-18", "2025-03-26", "2024-11-05" };
-
-static const char tool_description[] =
-    "Check your patch: builds the project with your changes and runs the checks your "
-    "difficulty level allows (the proofs of concept, the functional tests, the intent "
-    "tests), in a clean copy of the project, and reports each step. Takes no arguments.";
-
 struct req {
 	struct sb_buf body;
 	bool too_big;
 };
 
 static struct mcp_config cfg;
-
-static bool
-version_supported(const char *v)
-{
-	for (size_t i = 0; i < SB_ARRAY_SIZE(protocol_versions); i++)
-		if (v != NULL && strcmp(v, protocol_versions[i]) == 0)
-			return true;
-	return false;
-}
 
 static enum MHD_Result
 respond(struct MHD_Connection *conn, unsigned status, const char *body, const char *session)
@@ -84,156 +67,13 @@ respond(struct MHD_Connection *conn, unsigned status, const char *body, const ch
 	return ret;
 }
 
-/* A JSON-RPC error object for id (may be NULL: JSON null). */
-static char *
-rpc_error(const json_t *id, int code, const char *msg)
-{
-	json_t *j = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-	    id != NULL ? id : json_null(), "error", "code", code, "message", msg);
-	char *s = sb_json_dumps(j, JSON_COMPACT);
-
-	json_decref(j);
-	return s;
-}
-
-static char *
-rpc_result(const json_t *id, json_t *result)
-{
-	json_t *j = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-	char *s = sb_json_dumps(j, JSON_COMPACT);
-
-	json_decref(j);
-	return s;
-}
-
-static json_t *
-tool_list(void)
-{
-	return json_pack("{s:[{s:s, s:s, s:s, s:{s:s, s:{}, s:b}}]}", "tools", "name",
-	    "test_patch", "title", "Test your patch", "description", tool_description,
-	    "inputSchema", "type", "object", "properties", "additionalProperties", 0);
-}
-
-/*
- * One JSON-RPC message. Returns the HTTP status; *reply gets the body (NULL: none, for a
- * notification or a response, which get 202 Accepted).
- */
-static unsigned
-handle(const json_t *msg, char **reply, char **session)
-{
-	const json_t *id = json_object_get(msg, "id");
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	const json_t *params = json_object_get(msg, "params");
-
-	*reply = NULL;
-	if (!json_is_object(msg) ||
-	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")) ?: "", "2.0") != 0) {
-		*reply = rpc_error(NULL, -32600, "Invalid Request: not a JSON-RPC 2.0 message");
-		return MHD_HTTP_BAD_REQUEST;
-	}
-	if (method == NULL) {
-		/* A response to a request of ours (we send none): accepted and ignored. */
-		if (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL)
-			return MHD_HTTP_ACCEPTED;
-		*reply = rpc_error(id, -32600, "Invalid Request: no method");
-		return MHD_HTTP_BAD_REQUEST;
-	}
-	if (id == NULL)
-		return MHD_HTTP_ACCEPTED; /* notifications/initialized, cancelled, ... */
-	if (!json_is_string(id) && !json_is_integer(id)) {
-		*reply = rpc_error(NULL, -32600, "Invalid Request: id must be a string or a number");
-		return MHD_HTTP_BAD_REQUEST;
-	}
-	if (params != NULL && !json_is_object(params)) {
-		*reply = rpc_error(id, -32602, "Invalid params: params must be an object");
-		return MHD_HTTP_OK;
-	}
-	if (strcmp(method, "initialize") == 0) {
-		const char *want =
-		    json_string_value(json_object_get(params, "protocolVersion"));
-		unsigned char r[16];
-		char hex[33];
-
-		const json_t *ci = json_object_get(params, "clientInfo");
-		_cleanup_free_ char *who = sb_escape(json_string_value(json_object_get(ci, "name")) ?: "?");
-		_cleanup_free_ char *wv = sb_escape(json_string_value(json_object_get(ci, "version")) ?: "?");
-
-		/* Who connected, for the run's logs (tests/agents checks each agent did). */
-		sb_log(SB_LOG_INFO, "initialize: client '%s' %s", who, wv);
-		/* Negotiation: the client's version if we speak it, else our newest. */
-		if (sb_random_bytes(r, sizeof(r), NULL) == 0) {
-			for (size_t i = 0; i < sizeof(r); i++)
-				snprintf(hex + 2 * i, 3, "%02x", r[i]);
-			*session = sb_xstrdup(hex);
-		}
-		*reply = rpc_result(id,
-		    json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
-			version_supported(want) ? want : protocol_versions[0], "capabilities",
-			"tools", "listChanged", 0, "serverInfo", "name", "ssebench MCP Server",
-			"title", "SSEBench", "version", PACKAGE_VERSION, "instructions",
-			"Call test_patch to check your patch against the task's checks."));
-		return MHD_HTTP_OK;
-	}
-	if (strcmp(method, "ping") == 0) {
-		*reply = rpc_result(id, json_object());
-		return MHD_HTTP_OK;
-	}
-	if (strcmp(method, "tools/list") == 0) {
-		sb_log(SB_LOG_INFO, "tools/list");
-		*reply = rpc_result(id, tool_list());
-		return MHD_HTTP_OK;
-	}
-	if (strcmp(method, "tools/call") == 0) {
-		const char *name = json_string_value(json_object_get(params, "name"));
-		const json_t *args = json_object_get(params, "arguments");
-		_cleanup_free_ char *text = NULL;
-
-		if (name == NULL || strcmp(name, "test_patch") != 0) {
-			*reply = rpc_error(id, -32602, "Unknown tool: this server has only test_patch");
-			return MHD_HTTP_OK;
-		}
-		if (args != NULL && !json_is_null(args) &&
-		    !(json_is_object(args) && json_object_size(args) == 0)) {
-			*reply = rpc_error(id, -32602, "Invalid params: test_patch takes no arguments");
-			return MHD_HTTP_OK;
-		}
-		sb_log(SB_LOG_INFO, "test_patch called (level %u)", cfg.level);
-		text = mcp_test_patch(&cfg);
-		sb_log(SB_LOG_INFO, "test_patch: %.*s", (int)strcspn(text, "\n"), text);
-		*reply = rpc_result(id, json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
-					    "text", text, "isError", 0));
-		return MHD_HTTP_OK;
-	}
-	*reply = rpc_error(id, -32601, "Method not found");
-	return MHD_HTTP_OK;
-}
-
-/* Origin, when a browser sends one, must be this machine (DNS rebinding). */
-static bool
-origin_ok(struct MHD_Connection *conn)
-{
-	const char *o = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
-	static const char *const ok[] = { "http://localhost", "http://127.0.0.1", "http://[::1]" };
-
-	if (o == NULL)
-		return true;
-	for (size_t i = 0; i < SB_ARRAY_SIZE(ok); i++) {
-		size_t n = strlen(ok[i]);
-
-		if (strncmp(o, ok[i], n) == 0 && (o[n] == '\0' || o[n] == ':'))
-			return true;
-	}
-	return false;
-}
-
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
     const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
 	struct req *rq = *con_cls;
-	_cleanup_free_ char *reply = NULL, *session = NULL;
-	json_t *msg;
-	unsigned status;
+	struct mcp_reply reply;
+	enum MHD_Result ret;
 
 	(void)cls;
 	(void)version;
@@ -249,40 +89,16 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (strcmp(url, "/mcp") != 0)
-		return respond(conn, MHD_HTTP_NOT_FOUND, "{\"error\":\"not found: use /mcp\"}", NULL);
-	if (!origin_ok(conn))
-		return respond(conn, MHD_HTTP_FORBIDDEN, "{\"error\":\"origin not allowed\"}", NULL);
-	if (strcmp(method, "DELETE") == 0)
-		return respond(conn, MHD_HTTP_OK, NULL, NULL); /* a session ends: nothing kept */
-	if (strcmp(method, "POST") != 0)
-		return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, NULL);
-	{
-		const char *pv = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-		    "MCP-Protocol-Version");
-
-		if (pv != NULL && !version_supported(pv)) {
-			reply = rpc_error(NULL, -32600, "Unsupported MCP-Protocol-Version");
-			return respond(conn, MHD_HTTP_BAD_REQUEST, reply, NULL);
-		}
-	}
-	if (rq->too_big) {
-		reply = rpc_error(NULL, -32600, "Invalid Request: the message is too large");
-		return respond(conn, 413, reply, NULL);
-	}
-	if (sb_json_load(rq->body.s, rq->body.len, MCP_BODY_MAX, &msg, NULL) < 0) {
-		reply = rpc_error(NULL, -32700, "Parse error");
-		return respond(conn, MHD_HTTP_BAD_REQUEST, reply, NULL);
-	}
-	if (json_is_array(msg)) {
-		/* Batches went out of the protocol in 2025-06-18; we answer none of them. */
-		json_decref(msg);
-		reply = rpc_error(NULL, -32600, "Invalid Request: batches are not supported");
-		return respond(conn, MHD_HTTP_BAD_REQUEST, reply, NULL);
-	}
-	status = handle(msg, &reply, &session);
-	json_decref(msg);
-	return respond(conn, status, reply, session);
+	mcp_serve(&cfg,
+	    &(struct mcp_request){ .url = url, .method = method,
+		.origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"),
+		.protocol_version =
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "MCP-Protocol-Version"),
+		.body = rq->body.s, .body_len = rq->body.len, .too_big = rq->too_big },
+	    &reply);
+	ret = respond(conn, reply.status, reply.body, reply.session);
+	mcp_reply_release(&reply);
+	return ret;
 }
 
 static void

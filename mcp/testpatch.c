@@ -43,9 +43,13 @@ run_check(const struct mcp_config *c, const char *action, const char *poc, struc
 
 	free(ck->log);
 	ck->log = NULL;
-	sb_sdk_init_socket(&sdk, c->daemon_socket);
-	rc = sb_sdk_bencher(&sdk, action, poc, &r, &err);
-	sb_sdk_release(&sdk);
+	if (c->daemon != NULL) {
+		rc = c->daemon->bencher(c->daemon->arg, action, poc, &r);
+	} else {
+		sb_sdk_init_socket(&sdk, c->daemon_socket);
+		rc = sb_sdk_bencher(&sdk, action, poc, &r, &err);
+		sb_sdk_release(&sdk);
+	}
 	if (rc < 0) {
 		sb_error_release(&err);
 		return -1;
@@ -64,6 +68,8 @@ daemon_get(const struct mcp_config *c, const char *path)
 	struct sb_error *err = NULL;
 	json_t *reply = NULL;
 
+	if (c->daemon != NULL)
+		return c->daemon->get(c->daemon->arg, path);
 	sb_sdk_init_socket(&sdk, c->daemon_socket);
 	if (sb_sdk_call(&sdk, "GET", path, NULL, 0, &reply, &err) < 0)
 		sb_error_release(&err);

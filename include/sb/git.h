@@ -62,6 +62,14 @@ int sb_git_init(struct sb_error **err);
  */
 int sb_git_baseline_create(const char *worktree, const char *private_dir, struct sb_error **err);
 
+/*
+ * The commit HEAD names in the .git directory gitfd, as 40 hex digits in hex: read by hand
+ * from HEAD, the loose ref it points at or packed-refs (no links, bounded sizes, at most 5
+ * symbolic steps, ref names checked). What sb_git_baseline_create resolves; exposed for the
+ * fuzz target over an agent's .git. Returns 0, or -1 when HEAD names no commit.
+ */
+int sb_git_resolve_head(int gitfd, char hex[41]);
+
 struct sb_git_baseline; /* opaque */
 
 /*

@@ -72,6 +72,10 @@ int sb_sdk_bash(const struct sb_sdk *s, const char *command, unsigned timeout_s,
 int sb_sdk_bencher(const struct sb_sdk *s, const char *action, const char *poc,
     struct sb_script_result *ret, struct sb_error **err);
 
+/* A ScriptResult reply of the daemon (JSON) into *ret; what names the call in errors. */
+int sb_sdk_script_result(const json_t *j, const char *what, struct sb_script_result *ret,
+    struct sb_error **err);
+
 void sb_script_result_release(struct sb_script_result *r);
 
 #endif

@@ -343,6 +343,17 @@ resolve_ref(int gitfd, const char *name, unsigned depth, git_oid *ret)
 	return -1;
 }
 
+int
+sb_git_resolve_head(int gitfd, char hex[41])
+{
+	git_oid id;
+
+	if (resolve_ref(gitfd, "HEAD", 0, &id) < 0)
+		return -1;
+	git_oid_tostr(hex, 41, &id);
+	return 0;
+}
+
 /*
  * Open the worktree's own repository for reading objects, and nothing else: worktree/.git
  * must be a real directory (a planted link or "gitdir:" file is refused), its objects must

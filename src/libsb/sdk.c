@@ -2,6 +2,7 @@
 /* sdk.c: the agent-facing daemon API from the client's side (see sdk.h). */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,15 +101,19 @@ sb_sdk_version(const struct sb_sdk *s, char **ret, struct sb_error **err)
 	return 0;
 }
 
-/* A ScriptResult reply into *ret. */
-static int
-script_result(json_t *j, const char *what, struct sb_script_result *ret, struct sb_error **err)
+int
+sb_sdk_script_result(const json_t *j, const char *what, struct sb_script_result *ret,
+    struct sb_error **err)
 {
 	const json_t *code = json_object_get(j, "code");
 	struct sb_script_result r;
 
 	if (!json_is_integer(code))
 		return sb_error_set(err, EPROTO, "%s: no exit code in the reply", what);
+	/* Cut to an int, 4294967296 would read as 0: a pass. */
+	if (json_integer_value(code) < INT_MIN || json_integer_value(code) > INT_MAX)
+		return sb_error_set(err, EPROTO, "%s: the exit code in the reply is out of range",
+		    what);
 	memset(&r, 0, sizeof(r));
 	r.code = (int)json_integer_value(code);
 	r.out = sb_xstrdup(json_string_value(json_object_get(j, "stdout")) ?: "");
@@ -134,7 +139,7 @@ sb_sdk_bash(const struct sb_sdk *s, const char *command, unsigned timeout_s,
 	r = sb_sdk_call(s, "POST", "/tool/bash?action=execute", body, ms, &j, err);
 	json_decref(body);
 	if (r == 0)
-		r = script_result(j, "bash", ret, err);
+		r = sb_sdk_script_result(j, "bash", ret, err);
 	json_decref(j);
 	return r;
 }
@@ -157,7 +162,7 @@ sb_sdk_bencher(const struct sb_sdk *s, const char *action, const char *poc,
 	r = sb_sdk_call(s, "POST", path, body, SB_SDK_BENCHER_TIMEOUT_MS, &j, err);
 	json_decref(body);
 	if (r == 0)
-		r = script_result(j, action, ret, err);
+		r = sb_sdk_script_result(j, action, ret, err);
 	json_decref(j);
 	return r;
 }
