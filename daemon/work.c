@@ -21,6 +21,7 @@
 
 #include "sb/argv.h"
 #include "sb/buf.h"
+#include "sb/dialog.h"
 #include "sb/fs.h"
 #include "sb/git.h"
 #include "sb/json.h"
@@ -1301,9 +1302,8 @@ work_dialog(struct helper *h, struct job_spec *j)
 	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX * 4);
 	_cleanup_close_ int dir = -1;
 	json_auto_t *reply = NULL;
-	json_t *entries = json_array();
+	json_t *entries;
 	struct sb_error *err = NULL;
-	const char *p;
 
 	/* The archive is the agent's: read it as the agent, links refused. */
 	if (become_agent(h) < 0)
@@ -1312,21 +1312,10 @@ work_dialog(struct helper *h, struct job_spec *j)
 	if (dir >= 0 && sb_read_file_at(dir, "dialog.jsonl", SB_OPEN_NO_SYMLINKS, &b, &err) < 0 &&
 	    sb_error_code(err) != ENOENT) {
 		sb_error_release(&err);
-		json_decref(entries);
 		return failed(dproto_reply_error(j->reply_fd, 500, "cannot read dialog.jsonl"));
 	}
 	sb_error_release(&err);
-	for (p = b.s; p < b.s + b.len;) {
-		const char *nl = memchr(p, '\n', (size_t)(b.s + b.len - p));
-		size_t len = nl != NULL ? (size_t)(nl - p) : (size_t)(b.s + b.len - p);
-		json_t *e = NULL, *seq;
-
-		if (sb_json_load(p, len, len, &e, NULL) == 0 && json_is_object(e) &&
-		    json_is_integer(seq = json_object_get(e, "seq")) && json_integer_value(seq) > since)
-			json_array_append(entries, e);
-		json_decref(e);
-		p += len + 1;
-	}
+	entries = sb_dialog_entries_since(b.s, b.len, since);
 	reply = json_pack("{s:o}", "entries", entries);
 	return done(dproto_reply(j->reply_fd, 200, reply));
 }

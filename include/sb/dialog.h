@@ -51,6 +51,13 @@ int sb_dialog_append(struct sb_dialog *d, const char *type, json_t *fields, stru
 
 void sb_dialog_close(struct sb_dialog *d);
 
+/*
+ * Reading a record (the daemon's GET /dialog): the entries of the len bytes at s whose
+ * seq is past since, in file order, as a new array. A line that is not one JSON object
+ * with an integer seq is skipped: the file is the agent's to write.
+ */
+json_t *sb_dialog_entries_since(const char *s, size_t len, long long since);
+
 /* "2026-12-01T07:54:57.194Z" for now, into out (at least 32 bytes). */
 void sb_dialog_timestamp(char out[32]);
 

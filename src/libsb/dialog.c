@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sb/buf.h"
 #include "sb/dialog.h"
@@ -51,31 +52,75 @@ sb_dialog_close(struct sb_dialog *d)
 	d->size = -1;
 }
 
+/*
+ * Call fn for each line of the len bytes at s that is one JSON object with an integer seq,
+ * in file order: what the daemon's reader and the writer's scan both count as an entry.
+ */
+static void
+each_entry(const char *s, size_t len, void (*fn)(json_t *e, long long seq, void *arg), void *arg)
+{
+	for (const char *p = s, *end = s + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
+		json_t *e = NULL, *seq;
+
+		if (sb_json_load(p, n, n, &e, NULL) == 0 && json_is_object(e) &&
+		    json_is_integer(seq = json_object_get(e, "seq")))
+			fn(e, json_integer_value(seq), arg);
+		json_decref(e);
+		p += n + 1;
+	}
+}
+
+static void
+count_seq(json_t *e, long long seq, void *arg)
+{
+	long long *next = arg;
+
+	(void)e;
+	/* The file is the agent's: a seq past the bound (json_int_t's largest, where the + 1
+	 * would overflow) is not one we wrote. */
+	if (seq >= *next && seq < SB_DIALOG_SEQ_MAX)
+		*next = seq + 1;
+}
+
 /* The seq after the highest one in the file (lines that are not entries are skipped). */
 static int
 scan_next_seq(int fd, long long *ret, struct sb_error **err)
 {
 	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_DIALOG_FILE_MAX);
 	long long next = 0;
-	char *line, *save = NULL;
 
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return sb_error_errno(err, errno, "lseek");
 	if (sb_buf_read_fd(&b, fd, err) < 0)
 		return sb_error_prefix(err, "reading the dialog");
-	for (line = strtok_r(b.s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		json_t *j = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
-		json_t *seq = json_object_get(j, "seq");
-
-		/* The file is the agent's: a seq past the bound (json_int_t's largest, where
-		 * the + 1 would overflow) is not one we wrote. */
-		if (json_is_integer(seq) && json_integer_value(seq) >= next &&
-		    json_integer_value(seq) < SB_DIALOG_SEQ_MAX)
-			next = json_integer_value(seq) + 1;
-		json_decref(j);
-	}
+	each_entry(b.s, b.len, count_seq, &next);
 	*ret = next;
 	return 0;
+}
+
+struct since {
+	json_t *entries;
+	long long since;
+};
+
+static void
+keep_since(json_t *e, long long seq, void *arg)
+{
+	struct since *s = arg;
+
+	if (seq > s->since)
+		json_array_append(s->entries, e);
+}
+
+json_t *
+sb_dialog_entries_since(const char *s, size_t len, long long since)
+{
+	struct since st = { json_array(), since };
+
+	each_entry(s, len, keep_since, &st);
+	return st.entries;
 }
 
 /* Cut the string members that would make one entry unreasonably large. */
@@ -142,8 +187,13 @@ sb_dialog_append(struct sb_dialog *d, const char *type, json_t *fields, struct s
 	}
 	{
 		_cleanup_free_ char *text = sb_json_dumps(e, JSON_COMPACT | JSON_ENSURE_ASCII);
+		char last = '\n';
 
-		line = sb_xasprintf("%s\n", text);
+		/* A line left without its newline (a writer that died, or the agent) would
+		 * swallow ours: the entry starts on a line of its own. */
+		if (st.st_size > 0 && pread(d->fd, &last, 1, st.st_size - 1) != 1)
+			last = '\n';
+		line = sb_xasprintf("%s%s\n", last != '\n' ? "\n" : "", text);
 	}
 	len = strlen(line);
 	n = SB_RETRY_EINTR(write(d->fd, line, len));

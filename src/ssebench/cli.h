@@ -41,6 +41,15 @@ const char *cli_home(void);
 /* A setting: the environment, else the working directory's .env, else def. */
 const char *cli_setting(const char *name, const char *def);
 
+struct sb_argv;
+
+/*
+ * The KEY=value lines of a .env file's text (changed in place) into env: # comments, an
+ * "export " prefix, trailing blanks and one pair of surrounding quotes are dropped; a line
+ * with no '=' is skipped.
+ */
+void cli_dotenv_parse(char *text, struct sb_argv *env);
+
 /* The image registry prefix: SSEBENCH_REGISTRY, default "localhost/ssebench". */
 const char *cli_registry(void);
 

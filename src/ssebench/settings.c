@@ -20,22 +20,12 @@
 static struct sb_argv dotenv = SB_ARGV_INIT;
 static bool dotenv_loaded;
 
-/* KEY=value lines; # comments; one pair of surrounding quotes is stripped. */
-static void
-load_dotenv(void)
+void
+cli_dotenv_parse(char *text, struct sb_argv *env)
 {
-	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(1024 * 1024);
-	_cleanup_close_ int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char *line, *save = NULL;
 
-	struct stat st;
-	bool secret = false;
-
-	dotenv_loaded = true;
-	if (cwd < 0 || sb_read_file_at(cwd, ".env", SB_OPEN_NO_SYMLINKS, &b, NULL) < 0)
-		return;
-	secret = strstr(b.s, "KEY=") != NULL || strstr(b.s, "PASSWORD=") != NULL;
-	for (line = strtok_r(b.s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		char *eq, *v;
 		size_t vl;
 
@@ -54,8 +44,23 @@ load_dotenv(void)
 			v[vl - 1] = '\0';
 			v++;
 		}
-		sb_env_set(&dotenv, line, v);
+		sb_env_set(env, line, v);
 	}
+}
+
+static void
+load_dotenv(void)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(1024 * 1024);
+	_cleanup_close_ int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	bool secret = false;
+
+	dotenv_loaded = true;
+	if (cwd < 0 || sb_read_file_at(cwd, ".env", SB_OPEN_NO_SYMLINKS, &b, NULL) < 0)
+		return;
+	secret = strstr(b.s, "KEY=") != NULL || strstr(b.s, "PASSWORD=") != NULL;
+	cli_dotenv_parse(b.s, &dotenv);
 	/* It holds the proxy's master key: say so when others may read it (ssebench init: 0600). */
 	if (secret && fstatat(cwd, ".env", &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 0077))
 		sb_log(SB_LOG_WARN, ".env holds keys and is readable by others (mode %04o): chmod "
