@@ -35,6 +35,8 @@ struct events {
 	struct events_summary sum;
 	struct running *tools;
 	size_t ntools, ignored;
+	struct sb_buf line; /* a line of events_take, until its newline */
+	bool line_over;	    /* it passed EVENTS_LINE_MAX: dropped */
 };
 
 int
@@ -56,7 +58,35 @@ events_new(enum events_format fmt, struct sb_dialog *d)
 
 	e->fmt = fmt;
 	e->d = d;
+	e->line = (struct sb_buf)SB_BUF_INIT(EVENTS_LINE_MAX);
 	return e;
+}
+
+int
+events_take(struct events *e, const char *p, size_t n, struct sb_error **err)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct sb_error *one = NULL;
+
+		if (p[i] != '\n') {
+			if (!e->line_over && sb_buf_appendc(&e->line, p[i], NULL) < 0)
+				e->line_over = true;
+			continue;
+		}
+		/* Every line is fed whatever the one before did: the first error is returned. */
+		if (!e->line_over && events_feed(e, e->line.s, e->line.len, &one) < 0) {
+			if (r == 0 && err != NULL && *err == NULL)
+				*err = one;
+			else
+				sb_error_release(&one);
+			r = -1;
+		}
+		sb_buf_reset(&e->line);
+		e->line_over = false;
+	}
+	return r;
 }
 
 void
@@ -71,6 +101,7 @@ events_free(struct events *e)
 	free(e->tools);
 	free(e->sum.last_text);
 	free(e->sum.error);
+	sb_buf_release(&e->line);
 	free(e);
 }
 
@@ -183,6 +214,11 @@ tool_end(struct events *e, const char *id, const char *name, const json_t *args,
 int
 events_finish(struct events *e, struct sb_error **err)
 {
+	/* A last line the stream ended without a newline after. */
+	if (e->line.len > 0 && !e->line_over && events_feed(e, e->line.s, e->line.len, err) < 0)
+		return -1;
+	sb_buf_reset(&e->line);
+	e->line_over = false;
 	while (e->ntools > 0) {
 		_cleanup_free_ char *id = sb_xstrdup(e->tools[e->ntools - 1].id);
 

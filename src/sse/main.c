@@ -38,7 +38,6 @@
 #include "sse.h"
 
 #define EXIT_REFUSED 3 /* the daemon's gate said no (403) */
-#define LINE_MAX_BYTES (16 * 1024 * 1024) /* one event line of an agent CLI */
 
 extern char **environ;
 
@@ -569,14 +568,14 @@ struct agent_run {
 	enum events_format fmt;
 	struct events *ev;
 	int events_fd; /* the raw stream, or -1 */
-	struct sb_buf line;
-	bool line_over; /* the current line passed LINE_MAX_BYTES: dropped */
 };
 
 /* Hand each complete line of the chunk to the converter (and the raw copy). */
 static void
 take_chunk(struct agent_run *ar, const char *p, size_t n)
 {
+	struct sb_error *err = NULL;
+
 	if (ar->events_fd >= 0)
 		(void)!write(ar->events_fd, p, n);
 	if (ar->fmt == EVENTS_NONE) {
@@ -584,20 +583,9 @@ take_chunk(struct agent_run *ar, const char *p, size_t n)
 		(void)!write(STDOUT_FILENO, p, n);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct sb_error *err = NULL;
-
-		if (p[i] != '\n') {
-			if (!ar->line_over && sb_buf_appendc(&ar->line, p[i], NULL) < 0)
-				ar->line_over = true;
-			continue;
-		}
-		if (!ar->line_over && events_feed(ar->ev, ar->line.s, ar->line.len, &err) < 0) {
-			fprintf(stderr, "sse: dialog: %s, ignoring\n", sb_error_message(err));
-			sb_error_release(&err);
-		}
-		sb_buf_reset(&ar->line);
-		ar->line_over = false;
+	if (events_take(ar->ev, p, n, &err) < 0) {
+		fprintf(stderr, "sse: dialog: %s, ignoring\n", sb_error_message(err));
+		sb_error_release(&err);
 	}
 }
 
@@ -616,7 +604,7 @@ cmd_agent(int argc, char **argv)
 	_cleanup_free_ char *events_default = NULL;
 	_cleanup_close_ int in_fd = -1, rd = -1, wr = -1, events_fd = -1;
 	struct sb_dialog d = SB_DIALOG_INIT;
-	struct agent_run ar = { EVENTS_NONE, NULL, -1, SB_BUF_INIT(LINE_MAX_BYTES), false };
+	struct agent_run ar = { EVENTS_NONE, NULL, -1 };
 	struct sb_cmd cmd = SB_CMD_INIT;
 	struct sb_cmd_result res;
 	struct sb_error *err = NULL;
@@ -781,8 +769,6 @@ cmd_agent(int argc, char **argv)
 				break;
 		}
 	}
-	if (ar.line.len > 0 && !ar.line_over)
-		(void)events_feed(ar.ev, ar.line.s, ar.line.len, NULL);
 	/* The stream ended: the program has 15 s more to exit (sb_cmd_wait counts from its start). */
 	cmd.timeout_ms = sb_now_ms() - cmd.start_ms + 15000;
 	if (sb_cmd_wait(&cmd, &res, &err) < 0) {
@@ -813,7 +799,6 @@ cmd_agent(int argc, char **argv)
 		fprintf(stderr, "sse: %zu line%s of the event stream not recorded\n",
 		    events_ignored(ar.ev), events_ignored(ar.ev) == 1 ? "" : "s");
 	events_free(ar.ev);
-	sb_buf_release(&ar.line);
 	sb_dialog_close(&d);
 	fprintf(stderr, "[%s] exited with code %d\n", name, rc);
 	return rc;

@@ -44,7 +44,17 @@ struct events *events_new(enum events_format fmt, struct sb_dialog *d);
  * returned (-1, err set); the caller decides whether to go on. */
 int events_feed(struct events *e, const char *line, size_t len, struct sb_error **err);
 
-/* The stream ended: tools still running are closed as errors ("the agent ended first"). */
+#define EVENTS_LINE_MAX (16 * 1024 * 1024) /* one event line of an agent CLI; longer: dropped */
+
+/*
+ * Bytes of the stream as they arrive, in chunks of any size: each complete line goes to
+ * events_feed, a line longer than EVENTS_LINE_MAX is dropped whole. Returns -1 with the
+ * first error when feeding a line failed (the later lines were fed all the same).
+ */
+int events_take(struct events *e, const char *p, size_t n, struct sb_error **err);
+
+/* The stream ended: a last line without its newline is fed, and tools still running are
+ * closed as errors ("the agent ended first"). */
 int events_finish(struct events *e, struct sb_error **err);
 
 const struct events_summary *events_summary(const struct events *e);
