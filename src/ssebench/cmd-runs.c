@@ -25,6 +25,7 @@
 
 #include "cgroup.h"
 #include "cli.h"
+#include "containers.h"
 #include "disk.h"
 #include "docker.h"
 #include "network.h"
@@ -57,87 +58,6 @@ inspect_labelled(const char *label_filter, struct sb_error **err)
 	return arr;
 }
 
-static const char *
-label(json_t *c, const char *name)
-{
-	return json_string_value(json_object_get(json_object_get(json_object_get(c, "Config"),
-							"Labels"),
-	    name));
-}
-
-/* A run entry in upstream's shape (never the container's environment). */
-static json_t *
-run_entry(json_t *c)
-{
-	json_t *labels = json_object(), *src = json_object_get(json_object_get(c, "Config"), "Labels");
-	json_t *state = json_object_get(c, "State");
-	const char *st = json_string_value(json_object_get(state, "Status"));
-	const char *k;
-	json_t *v;
-
-	json_object_foreach (src, k, v)
-		if (strncmp(k, "ssebench.", 9) == 0)
-			json_object_set(labels, k, v);
-	return json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o}", "run_id",
-	    sb_json_string_or_null(label(c, "ssebench.run")), "name",
-	    sb_json_string_or_null(json_string_value(json_object_get(c, "Name")) ?
-		    json_string_value(json_object_get(c, "Name")) + 1 : NULL),
-	    "state",
-	    st == NULL ? "unknown"
-	    : strcmp(st, "running") == 0 || strcmp(st, "created") == 0 ||
-		    strcmp(st, "exited") == 0
-		? st
-		: "unknown",
-	    "exit_code", json_copy(json_object_get(state, "ExitCode")), "image",
-	    sb_json_string_or_null(json_string_value(json_object_get(json_object_get(c, "Config"),
-		"Image"))),
-	    "created_at", json_copy(json_object_get(c, "Created")), "task",
-	    sb_json_string_or_null(label(c, "ssebench.task-id")), "model",
-	    sb_json_string_or_null(label(c, "ssebench.model")), "agent",
-	    sb_json_string_or_null(label(c, "ssebench.agent")), "reference_run",
-	    label(c, "ssebench.reference-run") != NULL, "results_dir",
-	    sb_json_string_or_null(label(c, "ssebench.results")), "labels", labels);
-}
-
-/*
- * Sidecar mode: which container of the run an entry is ("task" or "agent"); sandbox runs
- * have one container and no role.
- */
-static json_t *
-run_entry_with_mode(json_t *c)
-{
-	json_t *e = run_entry(c);
-	const char *mode = label(c, "ssebench.mode"), *role = label(c, "ssebench.sidecar-role");
-
-	json_object_set_new(e, "mode", json_string(mode != NULL ? mode : "sandbox"));
-	json_object_set_new(e, "role", sb_json_string_or_null(role));
-	return e;
-}
-
-static int
-cmp_created_desc(const void *a, const void *b)
-{
-	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "created_at"));
-	const char *y = json_string_value(json_object_get(*(json_t *const *)b, "created_at"));
-
-	return strcmp(y ? y : "", x ? x : "");
-}
-
-static json_t *
-sorted_entries(json_t *containers)
-{
-	size_t n = json_array_size(containers), i;
-	json_t **v = sb_xcalloc(n ? n : 1, sizeof(*v)), *out = json_array(), *c;
-
-	json_array_foreach (containers, i, c)
-		v[i] = run_entry_with_mode(c);
-	qsort(v, n, sizeof(*v), cmp_created_desc);
-	for (i = 0; i < n; i++)
-		json_array_append_new(out, v[i]);
-	free(v);
-	return out;
-}
-
 static void
 print_json(const json_t *j)
 {
@@ -166,16 +86,16 @@ find_run(const char *run_id, json_t **ret, struct sb_error **err)
 		return cli_fail("no run '%s'", run_id), SB_EXIT_RUN_NOT_FOUND;
 	}
 	json_array_foreach (arr, i, c) {
-		_cleanup_free_ char *key = sb_xasprintf("%s/%s/%s", label(c, "ssebench.task-id") ?: "",
-		    label(c, "ssebench.model") ?: "", label(c, "ssebench.agent") ?: "");
+		_cleanup_free_ char *key = sb_xasprintf("%s/%s/%s", container_label(c, "ssebench.task-id") ?: "",
+		    container_label(c, "ssebench.model") ?: "", container_label(c, "ssebench.agent") ?: "");
 
 		if (key0 == NULL)
 			key0 = json_string_value(json_object_get(c, "Id"));
 		if (i > 0) {
 			json_t *c0 = json_array_get(arr, 0);
 			_cleanup_free_ char *k0 = sb_xasprintf("%s/%s/%s",
-			    label(c0, "ssebench.task-id") ?: "", label(c0, "ssebench.model") ?: "",
-			    label(c0, "ssebench.agent") ?: "");
+			    container_label(c0, "ssebench.task-id") ?: "", container_label(c0, "ssebench.model") ?: "",
+			    container_label(c0, "ssebench.agent") ?: "");
 
 			if (strcmp(k0, key) != 0) {
 				json_decref(arr);
@@ -214,7 +134,7 @@ runs_list(const struct cli_command *cmd, int argc, char **argv)
 		sb_error_release(&err);
 		return rc;
 	}
-	runs = sorted_entries(arr);
+	runs = containers_entries(arr);
 	json_decref(arr);
 	if (as_json) {
 		json_t *out = json_pack("{s:s, s:b, s:O}", "backend", "docker", "supports_exec", 1,
@@ -287,7 +207,7 @@ runs_inspect(const struct cli_command *cmd, int argc, char **argv)
 	sb_error_release(&err);
 	if (rc != 0)
 		return rc;
-	runs = sorted_entries(arr);
+	runs = containers_entries(arr);
 	json_decref(arr);
 	if (as_json) {
 		print_json(json_array_size(runs) == 1 ? json_array_get(runs, 0) : runs);
