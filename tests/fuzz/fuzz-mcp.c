@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sb/json.h"
@@ -137,5 +138,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	mcp_reply_release(&reply);
 	free(copy);
+	/* A long log was saved under a random name: millions of inputs would fill /tmp. */
+	if (rmdir(log_dir) < 0)
+		(void)sb_remove_tree_at(AT_FDCWD, log_dir, NULL);
+	if (mkdir(log_dir, 0700) < 0)
+		abort();
 	return 0;
 }

@@ -156,6 +156,41 @@ START_TEST(test_seq_hostile)
 }
 END_TEST
 
+/*
+ * A line left without its newline (a writer killed mid-line, or the agent) must not swallow
+ * the next entry; the reader skips the broken line and keeps the rest. Found by fuzz-dialog.
+ */
+START_TEST(test_partial_line)
+{
+	_cleanup_free_ char *p = path_of("a.jsonl");
+	struct sb_dialog d = SB_DIALOG_INIT;
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(1 << 20);
+	json_t *got;
+	FILE *f = fopen(p, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs("{\"seq\": 3}\n{\"seq\": 4, \"text\": \"cut sh", f);
+	fclose(f);
+	ck_assert_int_eq(sb_dialog_open(&d, p, 0, NULL), 0);
+	ck_assert_int_eq(sb_dialog_append(&d, "message", json_pack("{s:s}", "text", "mine"), NULL), 0);
+	sb_dialog_close(&d);
+	{
+		_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		ck_assert_int_eq(sb_read_file_at(dfd, "a.jsonl", 0, &b, NULL), 0);
+	}
+	got = sb_dialog_entries_since(b.s, b.len, -1);
+	ck_assert_uint_eq(json_array_size(got), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(got, 1), "seq")), 4);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(got, 1), "text")), "mine");
+	json_decref(got);
+	/* And the reader's since: only what is past it. */
+	got = sb_dialog_entries_since(b.s, b.len, 3);
+	ck_assert_uint_eq(json_array_size(got), 1);
+	json_decref(got);
+}
+END_TEST
+
 /* Two processes append 200 entries each through their own handles: 400 distinct seqs. */
 START_TEST(test_two_writers)
 {
@@ -256,6 +291,7 @@ dialog_suite(void)
 	tcase_add_test(tc, test_seq_ts_type);
 	tcase_add_test(tc, test_two_writers);
 	tcase_add_test(tc, test_seq_hostile);
+	tcase_add_test(tc, test_partial_line);
 	tcase_add_test(tc, test_long_string_cut_on_utf8_boundary);
 	tcase_add_test(tc, test_symlink_not_followed);
 	suite_add_tcase(s, tc);
