@@ -1479,8 +1479,24 @@ out:
 	return rc;
 }
 
-int
-cmd_run(const struct cli_command *cmd, int argc, char **argv)
+static void
+run_opts_release(struct run_opts *o)
+{
+	free(o->local);
+	free(o->task);
+	free(o->agent);
+	free(o->model);
+	free(o->run_id);
+	free(o->mode);
+	free(o->egress);
+	free(o->runtime);
+	memset(o, 0, sizeof(*o));
+}
+
+/* The options into *o (released by the caller in every case); -1 with *ret_rc on an error. */
+static int
+run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_opts *o,
+    int *ret_rc)
 {
 	static const struct option longopts[] = {
 		{ "local", required_argument, NULL, 'l' },
@@ -1498,74 +1514,77 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct run_opts o;
 	uint64_t n;
 	int c, rc = 0;
 
-	memset(&o, 0, sizeof(o));
-	o.difficulty = 2;
-	o.timeout = SB_RUN_TIMEOUT_DEFAULT_S;
-	o.egress = sb_xstrdup(cli_setting("SSEBENCH_EGRESS", "restricted"));
-	o.mode = sb_xstrdup("sandbox");
+	/* Filled in place: whatever is set when an error returns is the caller's to free. */
+	memset(o, 0, sizeof(*o));
+	o->difficulty = 2;
+	o->timeout = SB_RUN_TIMEOUT_DEFAULT_S;
+	o->egress = sb_xstrdup(cli_setting("SSEBENCH_EGRESS", "restricted"));
+	o->mode = sb_xstrdup("sandbox");
 	{
 		const char *rt = cli_setting("SSEBENCH_RUNTIME", NULL);
 
-		o.runtime = rt != NULL && *rt != '\0' ? sb_xstrdup(rt) : NULL;
+		o->runtime = rt != NULL && *rt != '\0' ? sb_xstrdup(rt) : NULL;
 	}
 	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
 		switch (c) {
 		case -2:
-			return rc;
-		case 'l': free(o.local); o.local = sb_xstrdup(optarg); break;
-		case 't': free(o.task); o.task = sb_xstrdup(optarg); break;
-		case 'a': free(o.agent); o.agent = sb_xstrdup(optarg); break;
-		case 'm': free(o.model); o.model = sb_xstrdup(optarg); break;
-		case 'r': free(o.run_id); o.run_id = sb_xstrdup(optarg); break;
-		case 'M': free(o.mode); o.mode = sb_xstrdup(optarg); break;
-		case 'e': free(o.egress); o.egress = sb_xstrdup(optarg); break;
-		case 'R': free(o.runtime); o.runtime = sb_xstrdup(optarg); break;
-		case 'k': o.keep = true; break;
-		case 'p': o.require_pass = true; break;
+			return *ret_rc = rc, -1;
+		case 'l': free(o->local); o->local = sb_xstrdup(optarg); break;
+		case 't': free(o->task); o->task = sb_xstrdup(optarg); break;
+		case 'a': free(o->agent); o->agent = sb_xstrdup(optarg); break;
+		case 'm': free(o->model); o->model = sb_xstrdup(optarg); break;
+		case 'r': free(o->run_id); o->run_id = sb_xstrdup(optarg); break;
+		case 'M': free(o->mode); o->mode = sb_xstrdup(optarg); break;
+		case 'e': free(o->egress); o->egress = sb_xstrdup(optarg); break;
+		case 'R': free(o->runtime); o->runtime = sb_xstrdup(optarg); break;
+		case 'k': o->keep = true; break;
+		case 'p': o->require_pass = true; break;
 		case 'd':
 			if (sb_parse_u64(optarg, 0, 4, &n, NULL) < 0)
-				return cli_usage_error(cmd, "--difficulty must be 0, 1, 2, 3 or 4");
-			o.difficulty = (unsigned)n;
+				return *ret_rc = cli_usage_error(cmd, "--difficulty must be 0, 1, 2, 3 or 4");
+			o->difficulty = (unsigned)n;
 			break;
 		case 'T':
 			if (sb_parse_u64(optarg, 1, SB_RUN_TIMEOUT_MAX_S, &n, NULL) < 0)
-				return cli_usage_error(cmd,
+				return *ret_rc = cli_usage_error(cmd,
 				    "--timeout must be a number of seconds, 1 to %d",
 				    SB_RUN_TIMEOUT_MAX_S);
-			o.timeout = n;
+			o->timeout = n;
 			break;
 		default:
 			break;
 		}
 	}
 	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if (o.task == NULL || o.agent == NULL)
-		return cli_usage_error(cmd, "--task and --agent are required");
-	if (strcmp(o.egress, "restricted") != 0 && strcmp(o.egress, "open") != 0)
-		return cli_usage_error(cmd, "--egress must be restricted or open");
-	if (strcmp(o.mode, "sandbox") != 0 && strcmp(o.mode, "sidecar") != 0)
-		return cli_usage_error(cmd, "--mode must be sandbox or sidecar");
-	if (o.runtime != NULL && !runtime_name_valid(o.runtime))
-		return cli_usage_error(cmd, "--runtime must be the name of a container runtime "
+		return *ret_rc = cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (o->task == NULL || o->agent == NULL)
+		return *ret_rc = cli_usage_error(cmd, "--task and --agent are required");
+	if (strcmp(o->egress, "restricted") != 0 && strcmp(o->egress, "open") != 0)
+		return *ret_rc = cli_usage_error(cmd, "--egress must be restricted or open");
+	if (strcmp(o->mode, "sandbox") != 0 && strcmp(o->mode, "sidecar") != 0)
+		return *ret_rc = cli_usage_error(cmd, "--mode must be sandbox or sidecar");
+	if (o->runtime != NULL && !runtime_name_valid(o->runtime))
+		return *ret_rc = cli_usage_error(cmd, "--runtime must be the name of a container runtime "
 					    "([A-Za-z0-9][A-Za-z0-9._-]*), such as runsc");
-	if (strcmp(o.mode, "sidecar") == 0)
+	if (strcmp(o->mode, "sidecar") == 0)
 		sb_log(SB_LOG_WARN, "sidecar mode is experimental: the agent container has no "
 				    "toolchain for the project (docs/sidecar.md)");
-	if (o.local == NULL)
-		o.local = cli_default_dataset();
-	rc = do_run(&o);
-	free(o.local);
-	free(o.task);
-	free(o.agent);
-	free(o.model);
-	free(o.run_id);
-	free(o.mode);
-	free(o.egress);
-	free(o.runtime);
+	if (o->local == NULL)
+		o->local = cli_default_dataset();
+	return 0;
+}
+
+int
+cmd_run(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct run_opts o;
+	int rc;
+
+	if (run_opts_parse(cmd, argc, argv, &o, &rc) == 0)
+		rc = do_run(&o);
+	run_opts_release(&o);
 	return rc;
 }

@@ -36,6 +36,24 @@ like "$r_err" "unknown command 'frobnicate'" "unknown command is named"
 run_cmd r "$SSEBENCH" --frobnicate
 is "$r_rc" 2 "unknown global flag: exit 2"
 
+# Each way `run` refuses its options: exit 2, the reason said. Under the sanitized build
+# (t0400) these are also checked for leaks: every one of them once leaked the defaults.
+while IFS='|' read -r args why; do
+	# shellcheck disable=SC2086 # the option words are meant to split
+	run_cmd r "$SSEBENCH" run $args
+	is "$r_rc" 2 "run $args: exit 2"
+	like "$r_err" "$why" "run $args: says why"
+done <<'CASES'
+--task x --agent y --egress bogus|--egress must be restricted or open
+--task x --agent y --mode bogus|--mode must be sandbox or sidecar
+--task x --agent y --runtime -x|--runtime must be the name of a container runtime
+--task x --agent y --difficulty 9|--difficulty must be 0, 1, 2, 3 or 4
+--task x --agent y --timeout 0|--timeout must be a number of seconds
+--task x --agent y extra|unexpected argument 'extra'
+--agent y|--task and --agent are required
+--bogus|unrecognized option|unknown option
+CASES
+
 run_cmd r "$SSEBENCH" dataset
 is "$r_rc" 2 "group without subcommand: exit 2"
 
