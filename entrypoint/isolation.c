@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/un.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "sb/buf.h"
@@ -851,6 +852,176 @@ runner_sandbox(struct ep *ep, struct sb_error **err)
 	return &sb;
 }
 
+/*
+ * Places the agent and the runner's scripts share, seen by root (the probes cannot: in the
+ * runner's user namespace every other uid reads as the overflow uid). The runner's sandbox
+ * mounts the root read-only, but a read-only mount does not stop a FIFO or a Unix socket:
+ * the agent, frozen while a check on hidden material runs, holds a FIFO open, the check's
+ * code writes into it, and the agent reads it once thawed. The sandbox hides or replaces
+ * every place the stock image lets the agent write (sb_sandbox_for_runner); a task image
+ * that adds one (a 1777 directory, a directory of the agent's uid, a FIFO or socket both
+ * can open) would reopen the route, so the whole view is walked and such a place fails
+ * runner_sandbox (tests/integrity/README.md, "What a check on hidden material still tells
+ * the agent").
+ */
+#define SHARED_WALK_ENTRIES_MAX 500000
+#define SHARED_WALK_MS		20000
+#define SHARED_WALK_DEPTH_MAX	64
+
+/* Whether creds may do what `want` (a mask of 4 read, 2 write, 1 search) to st. */
+static bool
+creds_may(const struct sb_creds *c, const struct stat *st, unsigned want)
+{
+	unsigned bits = (unsigned)st->st_mode & 07;
+	bool group = st->st_gid == c->gid;
+
+	for (size_t i = 0; i < c->ngroups && !group; i++)
+		group = st->st_gid == c->groups[i];
+	if (st->st_uid == c->uid)
+		bits = ((unsigned)st->st_mode >> 6) & 07;
+	else if (group)
+		bits = ((unsigned)st->st_mode >> 3) & 07;
+	return (bits & want) == want;
+}
+
+struct shared_walk {
+	const struct sb_creds *agent, *runner;
+	const struct sb_sandbox *sb;
+	char path[PATH_MAX];
+	size_t entries, found;
+	uint64_t deadline;
+	bool over;		/* the budget ran out */
+	char first[SB_ISO_DETAIL_MAX];
+};
+
+/* A place the runner's sandbox hides or replaces (or that is no file system of files). */
+static bool
+shared_walk_skips(const struct shared_walk *w, const char *path)
+{
+	static const char *const pseudo[] = { "/proc", "/sys", "/dev" };
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(pseudo); i++)
+		if (strcmp(path, pseudo[i]) == 0)
+			return true;
+	for (size_t i = 0; i < w->sb->nhidden; i++)
+		if (strcmp(path, w->sb->hidden[i]) == 0)
+			return true;
+	for (size_t i = 0; i < w->sb->nprivate; i++)
+		if (strcmp(path, w->sb->private_tmp[i]) == 0)
+			return true;
+	for (size_t i = 0; i < w->sb->nwritable; i++)
+		if (strcmp(path, w->sb->writable[i]) == 0)
+			return true; /* the runner's own area: the agent reaching it is a probe's failure */
+	return false;
+}
+
+static void
+shared_found(struct shared_walk *w, const char *what)
+{
+	if (w->found++ == 0) {
+		_cleanup_free_ char *safe = sb_escape(w->path);
+
+		snprintf(w->first, sizeof(w->first), "%s %s", safe, what);
+	}
+}
+
+/* Walk the directory dfd (at w->path, of length len), never following a link. */
+static void
+shared_walk_dir(struct shared_walk *w, int dfd, size_t len, unsigned depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+
+	if (d == NULL) {
+		close(dfd);
+		return;
+	}
+	while (!w->over && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+		struct stat st;
+		int fd;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++w->entries > SHARED_WALK_ENTRIES_MAX ||
+		    (w->entries % 4096 == 0 && sb_now_ms() > w->deadline)) {
+			w->over = true;
+			break;
+		}
+		if (len + 1 + n >= sizeof(w->path) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		snprintf(w->path + len, sizeof(w->path) - len, "%s%s", len == 1 ? "" : "/",
+		    de->d_name);
+		if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+			if ((creds_may(w->agent, &st, 4) || creds_may(w->agent, &st, 2)) &&
+			    (creds_may(w->runner, &st, 4) || creds_may(w->runner, &st, 2)))
+				shared_found(w, S_ISFIFO(st.st_mode) ? "is a FIFO both can open"
+								     : "is a socket both can open");
+		} else if (S_ISDIR(st.st_mode) && !shared_walk_skips(w, w->path)) {
+			/* Nothing below a directory one of them cannot search is shared. */
+			if (creds_may(w->agent, &st, 1) && creds_may(w->runner, &st, 1)) {
+				if (creds_may(w->agent, &st, 2))
+					shared_found(w, "is a directory the agent can write");
+				fd = openat(dirfd(d), de->d_name,
+				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (fd >= 0 && depth < SHARED_WALK_DEPTH_MAX)
+					shared_walk_dir(w, fd, strlen(w->path), depth + 1);
+				else if (fd >= 0)
+					close(fd);
+			}
+		}
+		w->path[len] = '\0';
+	}
+	closedir(d);
+}
+
+static void
+check_shared_places(struct ep *ep, enum sb_iso_phase ph)
+{
+	struct sb_error *err = NULL;
+	const struct sb_sandbox *sb = runner_sandbox(ep, &err);
+	/* Where the walk starts: the container's root; a test points it at a tree of its own. */
+	const char *top = secure_getenv("SSE_SHARED_WALK_ROOT");
+	struct shared_walk *w;
+	uint64_t start = sb_now_ms();
+	int fd;
+
+	if (sb == NULL) {
+		sb_error_release(&err); /* run_probe has said why already */
+		return;
+	}
+	if (top == NULL || top[0] != '/')
+		top = "/";
+	w = sb_xcalloc(1, sizeof(*w));
+	w->agent = &ep->agent_creds;
+	w->runner = &ep->runner_creds;
+	w->sb = sb;
+	w->deadline = start + SHARED_WALK_MS;
+	snprintf(w->path, sizeof(w->path), "%s", top);
+	fd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
+		    "runner: cannot open %s to look for places shared with the agent", top);
+		free(w);
+		return;
+	}
+	shared_walk_dir(w, fd, strlen(w->path), 0);
+	ep_log(SB_LOG_INFO, "isolation %s: places shared by the agent and the runner: %zu "
+			    "(%zu entries looked at in %llu ms)",
+	    sb_iso_phase_name(ph), w->found, w->entries, (unsigned long long)(sb_now_ms() - start));
+	if (w->over)
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
+		    "runner: the image is too large to look through for places shared with the "
+		    "agent (%zu entries, %d s)",
+		    w->entries, SHARED_WALK_MS / 1000);
+	else if (w->found > 0)
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
+		    "runner: %zu place%s shared with the agent past the read-only root: %s",
+		    w->found, w->found == 1 ? "" : "s", w->first);
+	free(w);
+}
+
 /* Root's namespaces ("net:[...] mnt:[...] ipc:[...] user:[...]"), for the runner's probe. */
 static void
 root_namespaces(struct sb_argv *env)
@@ -986,9 +1157,10 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 	if (ep->cfg.role == EP_ROLE_SIDECAR_AGENT)
 		/* No runner here: scripts run in the task container, whose record says how. */
 		ep_sidecar_merge_task(ep, ph);
-	else if (ep->have_runner)
+	else if (ep->have_runner) {
 		run_probe(ep, ph, "runner", &ep->runner_creds);
-	else
+		check_shared_places(ep, ph);
+	} else
 		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_IDENTITY, false, "no runner user '%s'",
 		    ep->cfg.runner_user);
 

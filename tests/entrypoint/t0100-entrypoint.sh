@@ -174,9 +174,32 @@ ep_env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	SSE_RESULTS="$R" SSE_ARCHIVE="$D/archive" SSE_SOURCE="$D/src" SSE_DAEMON_TIMEOUT=30
 	SSE_DAEMON_BIN="$DAEMON" SSE_EVALUATOR_BIN="$B/evaluator" SSE_SECRETS_FILE="$SECRETS"
 	VICTIM="$VICTIM" VICTIM_DIR="$VICTIM_DIR"
+	# The places the agent and the runner share are looked for from here down, not over
+	# the whole host (isolation.c:check_shared_places); a small image with none.
+	SSE_SHARED_WALK_ROOT="$SB_TMP/image-clean"
 	# The host has a route out: these runs claim no network isolation (the isolation
 	# checks below claim it on purpose, and never name an address to try).
 	SSE_EGRESS=open)
+
+# Two small images for the walk for shared places: one with none (what a run here sees),
+# one with each kind the runner's sandbox would not stop.
+make_image() { # DIR
+	mkdir -p "$1/usr/bin" "$1/root/inner/open" "$1/var"
+	echo x >"$1/usr/bin/tool"
+	chmod 0700 "$1/root"
+	chmod 0777 "$1/root/inner/open"	# below a directory neither can search: not shared
+	ln -s /tmp "$1/var/tmp-link"	# a link is never followed
+	mkfifo -m 0600 "$1/var/root-fifo"	# root's own FIFO
+}
+make_image "$SB_TMP/image-clean"
+make_image "$SB_TMP/image-shared"
+mkdir -p "$SB_TMP/image-shared/opt/open" "$SB_TMP/image-shared/opt/agents" "$SB_TMP/image-shared/srv"
+chmod 1777 "$SB_TMP/image-shared/opt/open"
+chown "$AGENT_USER" "$SB_TMP/image-shared/opt/agents"
+mkfifo -m 0666 "$SB_TMP/image-shared/srv/fifo"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SB_TMP/image-shared/srv/sock"
+chmod 0666 "$SB_TMP/image-shared/srv/sock"
+chmod 0755 "$SB_TMP/image-clean" "$SB_TMP/image-shared"
 
 # A fresh archive for each run, owned by root (so the hand-back is visible).
 reset_archive() {
@@ -570,6 +593,20 @@ if command -v python3 >/dev/null; then
 	like "$(jget "$R/result.json" 'd["patch_result"]["error_log"]')" '^network_internal \(before_agent\): no address for the egress canary: SSE_NET_CANARY is unset' \
 		"isolation broken: the unproven way out is named"
 	like "$ep_out" 'isolation before_agent: not established' "isolation broken: the log says so"
+
+	# A task image with places the agent and the runner's scripts share past the read-only
+	# root (a 1777 directory, a directory of the agent's, a FIFO and a socket both can
+	# open): a check's code could pass the hidden material to the frozen agent through one.
+	run_ep SSE_SHARED_WALK_ROOT="$SB_TMP/image-shared" -- "$B/probe"
+	is "$ep_rc" 1 "shared places: the entrypoint exits 1"
+	ok "$([ ! -e "$D/archive/uid" ]; echo $?)" "shared places: the agent never ran"
+	is "$(jget "$R/result.json" 'd["patch_result"]["error_msg"]')" \
+		"Not scored: isolation not established: runner_sandbox" "shared places: runner_sandbox failed"
+	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
+		'^runner: 4 places shared with the agent past the read-only root: ' \
+		"shared places: all four are counted, none of the unreachable, the link or root's FIFO"
+	like "$ep_out" 'places shared by the agent and the runner: 4 \([0-9]+ entries looked at in [0-9]+ ms\)' \
+		"shared places: the log says how many and what the walk cost"
 
 	# SSE_ISOLATION=record: the same run goes on (for debugging a runner) but stays unscored.
 	run_ep SSE_ISOLATION=record SSE_REFERENCE_RUN=1 -- "$B/probe"
