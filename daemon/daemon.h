@@ -173,6 +173,48 @@ struct front_listener {
 	int fd;
 };
 
+/* One request as a front received it (daemon/front.c): what libmicrohttpd parsed. */
+struct front_request {
+	enum listener_kind kind;
+	const char *method, *url;
+	const char *authorization, *x_sse_token; /* the headers, or NULL */
+	const char *action, *since;		 /* the query values, or NULL */
+	bool query_bad;	 /* a query value decoded to a NUL byte: refused */
+	bool peer_root;	 /* the admin socket's peer is uid 0 (SO_PEERCRED) */
+	const char *body; /* NUL-terminated; body_len bytes before the NUL */
+	size_t body_len;
+	bool too_big; /* the body, or its declared length, passed the front's bound */
+};
+
+enum front_local {
+	FRONT_LOCAL_NONE,
+	FRONT_LOCAL_VERSION,
+	FRONT_LOCAL_PROJECT,
+	FRONT_LOCAL_CAPABILITIES,
+};
+
+/*
+ * What to do with it: an error answered at once (status, error: a fixed text, and for a 405
+ * the Allow header), a public view answered at once (status 200, local), or a request for
+ * the helper (status 0, type, and request: the canonical JSON, owned by the caller).
+ */
+struct front_decision {
+	unsigned status;
+	const char *error;
+	char *allow;
+	enum front_local local;
+	enum dreq_type type;
+	json_t *request;
+};
+
+/*
+ * Route, authenticate (the run's token on TCP, uid 0 on the admin socket) and check one
+ * request, in that order: nothing a client sent is looked at before it is authenticated,
+ * and nothing it sent is echoed back. Release with front_decision_release.
+ */
+void front_decide(const char *token, const struct front_request *rq, struct front_decision *out);
+void front_decision_release(struct front_decision *d);
+
 /*
  * Serve listeners with libmicrohttpd, forwarding to the helper over channel, until the
  * channel closes or a signal arrives. Returns the process exit status.

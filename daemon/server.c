@@ -30,44 +30,6 @@
 #define CONNECTION_IDLE_S 120
 #define CONNECTION_MEMORY (64 * 1024)
 
-enum route_flags {
-	ROUTE_ADMIN_ONLY = 1 << 0, /* 403 on agent-facing listeners */
-	ROUTE_BODY = 1 << 1,	   /* takes a JSON body (POST) */
-	ROUTE_NO_TOKEN = 1 << 2,   /* answered on TCP without the token */
-};
-
-enum route_local {
-	LOCAL_NONE,
-	LOCAL_VERSION,
-	LOCAL_PROJECT,
-	LOCAL_CAPABILITIES,
-};
-
-struct route {
-	const char *method;
-	const char *path;
-	enum route_local local; /* answered here, or... */
-	enum dreq_type type;	/* ...forwarded to the helper */
-	unsigned flags;
-};
-
-static const struct route routes[] = {
-	{ "GET", "/version", LOCAL_VERSION, 0, ROUTE_NO_TOKEN },
-	{ "GET", "/project", LOCAL_PROJECT, 0, 0 },
-	{ "GET", "/capabilities", LOCAL_CAPABILITIES, 0, 0 },
-	{ "POST", "/tool/bash", LOCAL_NONE, DREQ_BASH, ROUTE_BODY },
-	{ "POST", "/tool/bencher", LOCAL_NONE, DREQ_BENCHER, ROUTE_BODY },
-	{ "GET", "/diff", LOCAL_NONE, DREQ_DIFF, 0 },
-	{ "GET", "/files", LOCAL_NONE, DREQ_FILES, 0 },
-	{ "GET", "/agent/dialog", LOCAL_NONE, DREQ_DIALOG, 0 },
-	{ "GET", "/result", LOCAL_NONE, DREQ_RESULT, 0 },
-	{ "GET", "/final_diff", LOCAL_NONE, DREQ_FINAL_DIFF, 0 },
-	{ "POST", "/prepare_grading", LOCAL_NONE, DREQ_PREPARE_GRADING, ROUTE_ADMIN_ONLY | ROUTE_BODY },
-	{ "POST", "/admin/agent_exited", LOCAL_NONE, DREQ_AGENT_EXITED,
-	    ROUTE_ADMIN_ONLY | ROUTE_BODY },
-	{ "GET", "/reference/patch", LOCAL_NONE, DREQ_REFERENCE_PATCH, ROUTE_ADMIN_ONLY },
-};
-
 struct front {
 	const struct dconf *c;
 	int channel;
@@ -123,19 +85,6 @@ respond_error(struct MHD_Connection *conn, unsigned status, const char *msg)
 	return respond_json(conn, status, j);
 }
 
-/* Compare without an early exit, so the time taken says nothing about the token. */
-static bool
-token_equal(const char *given, const char *want)
-{
-	size_t lg = strlen(given), lw = strlen(want);
-	unsigned char diff = (unsigned char)(lg != lw);
-
-	for (size_t i = 0; i < lw; i++)
-		diff |= (unsigned char)want[i] ^ (unsigned char)(i < lg ? given[i] : 0);
-	return diff == 0;
-}
-
-/* The run token from "Authorization: Bearer T" or "X-SSE-Token: T". */
 /*
  * A query value, decoded. One that decodes to a NUL byte ("action=build%00run_poc") is
  * refused rather than read up to the NUL: what a request means must not depend on which
@@ -153,21 +102,6 @@ query_value(struct MHD_Connection *conn, const char *key, bool *bad)
 	if (v != NULL && strlen(v) != n)
 		*bad = true;
 	return v;
-}
-
-static bool
-token_ok(const struct dconf *c, struct MHD_Connection *conn)
-{
-	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-	const char *x = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-SSE-Token");
-
-	if (c->token == NULL)
-		return false;
-	if (auth != NULL && strncasecmp(auth, "Bearer ", 7) == 0)
-		return token_equal(auth + 7, c->token);
-	if (x != NULL)
-		return token_equal(x, c->token);
-	return false;
 }
 
 /* The admin socket is 0600 root already; SO_PEERCRED checks each client anyway. */
@@ -189,80 +123,64 @@ dispatch(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
     const char *method, struct req *rq)
 {
 	const struct dconf *c = lc->f->c;
-	const struct route *rt = NULL;
-	bool path_known = false, agent = lc->kind != LISTEN_ADMIN;
-	_cleanup_free_ char *allow = NULL, *reply = NULL;
-	json_auto_t *request = NULL;
+	_cleanup_free_ char *reply = NULL;
+	struct front_request fr = { .kind = lc->kind, .method = method, .url = url,
+		.body = rq->body.s, .body_len = rq->body.len, .too_big = rq->too_big };
+	struct front_decision d;
 	struct sb_error *err = NULL;
+	enum MHD_Result ret;
 	unsigned status;
 	size_t len;
 
-	for (size_t i = 0; i < SB_ARRAY_SIZE(routes); i++) {
-		if (strcmp(routes[i].path, url) != 0)
-			continue;
-		path_known = true;
-		allow = allow ? sb_xasprintf("%s, %s", allow, routes[i].method)
-			      : sb_xstrdup(routes[i].method);
-		if (strcmp(routes[i].method, method) == 0)
-			rt = &routes[i];
-	}
-	if (!path_known)
-		return respond_error(conn, MHD_HTTP_NOT_FOUND, "no such endpoint");
-	if (rt == NULL) {
-		const char *msg = "{\"error\":\"method not allowed\"}";
+	fr.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	fr.x_sse_token = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-SSE-Token");
+	fr.action = query_value(conn, "action", &fr.query_bad);
+	fr.since = query_value(conn, "since", &fr.query_bad);
+	/* Asked of the kernel only where it decides anything. */
+	fr.peer_root = lc->kind == LISTEN_ADMIN && peer_is_root(conn);
+	front_decide(c->token, &fr, &d);
+	if (d.error != NULL) {
+		if (d.status == MHD_HTTP_METHOD_NOT_ALLOWED) {
+			const char *msg = "{\"error\":\"method not allowed\"}";
 
-		return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, msg, strlen(msg), allow);
+			ret = respond(conn, d.status, msg, strlen(msg), d.allow);
+		} else {
+			ret = respond_error(conn, d.status, d.error);
+		}
+		front_decision_release(&d);
+		return ret;
 	}
-	/* Authentication before anything else is looked at. */
-	if (lc->kind == LISTEN_AGENT_TCP && !(rt->flags & ROUTE_NO_TOKEN) && !token_ok(c, conn))
-		return respond_error(conn, MHD_HTTP_UNAUTHORIZED,
-		    "this listener needs the run's token (Authorization: Bearer ...)");
-	if (lc->kind == LISTEN_ADMIN && !peer_is_root(conn))
-		return respond_error(conn, MHD_HTTP_FORBIDDEN, "the admin socket serves root only");
-	if (agent && (rt->flags & ROUTE_ADMIN_ONLY))
-		return respond_error(conn, MHD_HTTP_FORBIDDEN,
-		    "endpoint is only available on the admin socket");
-	if (rq->too_big)
-		return respond_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
-	switch (rt->local) {
-	case LOCAL_VERSION: {
+	switch (d.local) {
+	case FRONT_LOCAL_VERSION: {
 		/* The level in force, so the entrypoint can check the gate it started. */
 		json_auto_t *j = json_pack("{s:s, s:i}", "version", PACKAGE_VERSION, "difficulty",
 		    (int)c->difficulty);
 
+		front_decision_release(&d);
 		return respond_json(conn, MHD_HTTP_OK, j);
 	}
-	case LOCAL_PROJECT:
+	case FRONT_LOCAL_PROJECT:
+		front_decision_release(&d);
 		return respond_json(conn, MHD_HTTP_OK, c->project_view);
-	case LOCAL_CAPABILITIES:
+	case FRONT_LOCAL_CAPABILITIES:
+		front_decision_release(&d);
 		return respond_json(conn, MHD_HTTP_OK, c->capabilities);
-	case LOCAL_NONE:
+	case FRONT_LOCAL_NONE:
 		break;
 	}
 	{
-		bool bad = false;
-		const char *action = query_value(conn, "action", &bad),
-			   *since = query_value(conn, "since", &bad);
+		_cleanup_free_ char *body = sb_json_dumps(d.request, JSON_COMPACT);
 
-		request = bad ? NULL
-			      : dreq_from_client(rt->type, action, since,
-				    (rt->flags & ROUTE_BODY) ? rq->body.s : NULL, rq->body.len);
-	}
-	if (request == NULL)
-		return respond_error(conn, MHD_HTTP_BAD_REQUEST,
-		    rt->type == DREQ_BENCHER ? "malformed request: needs ?action= and a JSON object body"
-					     : "malformed request body");
-	{
-		_cleanup_free_ char *body = sb_json_dumps(request, JSON_COMPACT);
-
-		if (dproto_call(lc->f->channel, rt->type, body, strlen(body), &status, &reply, &len,
+		if (dproto_call(lc->f->channel, d.type, body, strlen(body), &status, &reply, &len,
 			&err) < 0) {
 			sb_log(SB_LOG_WARN, "%s %s: %s", method, url, sb_error_message(err));
 			sb_error_release(&err);
+			front_decision_release(&d);
 			return respond_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 			    "the daemon's helper did not answer");
 		}
 	}
+	front_decision_release(&d);
 	return respond(conn, status, reply, len, NULL);
 }
 
