@@ -75,36 +75,6 @@ results_root(void)
 	return cli_setting("SSEBENCH_RESULTS", "results");
 }
 
-const char *
-run_status_of(const json_t *pr)
-{
-	const json_t *build = json_object_get(pr, "build_success");
-	const json_t *passed = json_object_get(pr, "pov_passed");
-	const json_t *total = json_object_get(pr, "pov_total");
-	const json_t *func = json_object_get(pr, "func_test_success");
-	const json_t *intent = json_object_get(pr, "intent_test_success");
-
-	if ((build == NULL || json_is_null(build)) && (total == NULL || json_is_null(total)) &&
-	    (func == NULL || json_is_null(func)) && (intent == NULL || json_is_null(intent)))
-		return "error";
-	if (json_is_false(build) || json_is_false(func) || json_is_false(intent))
-		return "failed";
-	if (json_is_integer(total) &&
-	    (!json_is_integer(passed) || json_integer_value(passed) != json_integer_value(total)))
-		return "failed";
-	return "passed";
-}
-
-json_t *
-run_error_result(const char *why)
-{
-	return json_pack("{s:{s:s, s:n, s:n, s:n, s:n, s:n, s:s, s:n}, s:{s:i, s:b, s:b, s:n}}",
-	    "patch_result", "status", "error", "build_success", "pov_passed", "pov_total",
-	    "func_test_success", "intent_test_success", "error_msg", why, "error_log",
-	    "runtime_result", "agent_duration", 0, "agent_timeout", 0, "evaluator_timeout", 0,
-	    "agent_exit_code");
-}
-
 /*
  * A run's resource limit: the user's setting if it is a positive, finite number in range,
  * else the default, said out loud (never "unlimited": fail-closed-verdict, runlimits.h).
@@ -168,81 +138,6 @@ write_text(const char *path, const char *text, mode_t mode, struct sb_error **er
 	if (fd < 0)
 		return -1;
 	return sb_write_file_atomic_at(fd, sb_path_basename(path), text, strlen(text), mode, err);
-}
-
-/*
- * The isolation the entrypoint established (isolation.json), into result.json: a run is
- * scored only if it says so for every phase and for the egress this run claimed. A missing
- * or unreadable record is a failure like any other (fail-closed-verdict). An unscored
- * result keeps what the evaluator said under "unscored_patch_result", for diagnosis, and
- * its patch_result becomes an error naming every property that failed. A forfeit (the
- * isolation held before the agent and broke during its phase) is a result that counts as
- * not passed: its patch_result says "forfeit" whatever else is in the file. Returns the
- * outcome (sb/verdict.h).
- */
-static enum sb_iso_outcome
-merge_isolation(int rfd, json_t *result, const char *egress)
-{
-	json_t *iso = NULL, *pr = json_object_get(result, "patch_result");
-	const char *tier, *claimed, *outcome_name, *status;
-	enum sb_iso_outcome outcome = SB_ISO_UNSCORED;
-	bool consistent;
-
-	if (sb_json_load_file_at(rfd, "isolation.json", SB_JSON_FILE_MAX, &iso, NULL) < 0 ||
-	    !json_is_object(iso)) {
-		json_decref(iso);
-		iso = json_pack("{s:s, s:b, s:n, s:s, s:[s], s:{}}", "outcome", "unscored",
-		    "scored", 0, "tier", "egress", egress, "failed", "not_recorded", "phases");
-	}
-	tier = json_string_value(json_object_get(iso, "tier"));
-	claimed = json_string_value(json_object_get(iso, "egress"));
-	outcome_name = json_string_value(json_object_get(iso, "outcome"));
-	/* What the record must say of itself whatever the outcome: this run's claim, its tier,
-	 * and both phases looked at. */
-	consistent = tier != NULL && claimed != NULL && strcmp(claimed, egress) == 0 &&
-	    strcmp(tier, egress) == 0 &&
-	    json_object_get(json_object_get(iso, "phases"), "before_grading") != NULL;
-	if (consistent && outcome_name != NULL && strcmp(outcome_name, "scored") == 0 &&
-	    json_is_true(json_object_get(iso, "scored")) &&
-	    json_array_size(json_object_get(iso, "failed")) == 0)
-		outcome = SB_ISO_SCORED;
-	else if (consistent && outcome_name != NULL && strcmp(outcome_name, "forfeit") == 0 &&
-	    json_array_size(json_object_get(iso, "failed")) > 0)
-		outcome = SB_ISO_FORFEIT;
-	status = json_string_value(json_object_get(pr, "status"));
-	if (status == NULL)
-		status = "";
-	/* The patch_result must say what the record says: an unscored run is an error, a
-	 * forfeit a forfeit, whoever wrote the file. */
-	if ((outcome == SB_ISO_UNSCORED && strcmp(status, "error") != 0) ||
-	    (outcome == SB_ISO_FORFEIT && strcmp(status, "forfeit") != 0)) {
-		_cleanup_buf_ struct sb_buf names = SB_BUF_INIT(4096);
-		json_t *failed = json_object_get(iso, "failed"), *f, *err;
-		size_t i;
-
-		json_array_foreach (failed, i, f)
-			(void)sb_buf_appendf(&names, NULL, "%s%s", i ? ", " : "",
-			    json_string_value(f) ?: "?");
-		if (names.len == 0)
-			(void)sb_buf_appends(&names, "the record is inconsistent", NULL);
-		{
-			_cleanup_free_ char *msg = outcome == SB_ISO_FORFEIT
-			    ? sb_xasprintf("Forfeit: the isolation established before the agent "
-					   "did not hold before grading: %s", names.s)
-			    : sb_xasprintf("Not scored: isolation not established: %s", names.s);
-
-			err = run_error_result(msg);
-		}
-		if (outcome == SB_ISO_FORFEIT)
-			json_object_set_new(json_object_get(err, "patch_result"), "status",
-			    json_string("forfeit"));
-		json_object_set(result, "unscored_patch_result", pr);
-		json_object_set(result, "patch_result", json_object_get(err, "patch_result"));
-		json_decref(err);
-	}
-	json_object_set_new(result, "isolation", iso);
-	json_object_set_new(result, "scored", json_boolean(outcome != SB_ISO_UNSCORED));
-	return outcome;
 }
 
 struct results_check {
@@ -1269,47 +1164,18 @@ do_run(struct run_opts *o)
 
 		if (rfd < 0)
 			goto fail;
-		if (sb_json_load_file_at(rfd, "result.json", SB_JSON_FILE_MAX, &result, NULL) < 0 ||
-		    !json_is_object(json_object_get(result, "patch_result"))) {
-			json_decref(result);
-			result = run_error_result(interrupted
-				? "No result: the run was interrupted"
-				: "No result: evaluator did not produce output");
-		}
-		/*
-		 * The user stopped the run: whatever grading had written by then is kept for
-		 * diagnosis, but the run does not count (the user's choice, not the agent's, and
-		 * grading may have been cut at any point).
-		 */
-		else if (interrupted) {
-			json_t *err_result = run_error_result("No result: the run was interrupted");
+		{
+			_cleanup_free_ char *foreign = pe.foreign != NULL
+			    ? sb_xasprintf("the run's network %s held another container: %s", net,
+				  pe.foreign)
+			    : NULL;
+			json_t *iso = NULL;
 
-			json_object_set(result, "interrupted_patch_result",
-			    json_object_get(result, "patch_result"));
-			json_object_set(result, "patch_result",
-			    json_object_get(err_result, "patch_result"));
-			json_decref(err_result);
-		}
-		if (json_object_get(json_object_get(result, "patch_result"), "status") == NULL)
-			json_object_set_new(json_object_get(result, "patch_result"), "status",
-			    json_string(run_status_of(json_object_get(result, "patch_result"))));
-		outcome = merge_isolation(rfd, result, o->egress);
-		/*
-		 * A container that is not the run's on the run's network: not the agent's doing
-		 * (it cannot start containers), and a way to it: the run does not count.
-		 */
-		if (pe.foreign != NULL && outcome != SB_ISO_UNSCORED) {
-			_cleanup_free_ char *msg = sb_xasprintf(
-			    "Not scored: the run's network %s held another container: %s", net,
-			    pe.foreign);
-			json_t *e = run_error_result(msg);
-
-			json_object_set(result, "unscored_patch_result",
-			    json_object_get(result, "patch_result"));
-			json_object_set(result, "patch_result", json_object_get(e, "patch_result"));
-			json_decref(e);
-			outcome = SB_ISO_UNSCORED;
-			json_object_set_new(result, "scored", json_false());
+			if (sb_json_load_file_at(rfd, "result.json", SB_JSON_FILE_MAX, &result, NULL) < 0)
+				result = NULL;
+			if (sb_json_load_file_at(rfd, "isolation.json", SB_JSON_FILE_MAX, &iso, NULL) < 0)
+				iso = NULL;
+			result = run_outcome(result, iso, o->egress, interrupted, foreign, &outcome);
 		}
 		{
 			struct results_check rc2 = { 0, 0, 0 };
@@ -1327,10 +1193,6 @@ do_run(struct run_opts *o)
 		    json_pack("{s:s, s:o, s:b, s:b}", "name", net, "foreign",
 			sb_json_string_or_null(pe.foreign), "checked", pe.seen,
 			"proxy_key_revoked_before_grading", pe.key_revoked));
-		if (interrupted) {
-			outcome = SB_ISO_UNSCORED; /* an interrupted run never counts */
-			json_object_set_new(result, "scored", json_false());
-		}
 		scored = outcome != SB_ISO_UNSCORED;
 		/* In sidecar mode only the task container's processes of the agent (its bash
 		 * calls) are in the cgroup; the agent's own container is apart, not frozen. */

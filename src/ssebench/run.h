@@ -7,6 +7,7 @@
 
 #include "sb/common.h"
 #include "sb/error.h"
+#include "sb/verdict.h"
 
 /* UTC "YYYYMMDD-HHMMSS-xxxxxx" (6 random hex digits). */
 char *run_id_new(void);
@@ -22,6 +23,18 @@ const char *run_status_of(const json_t *patch_result);
 
 /* A result for a container that produced none. */
 json_t *run_error_result(const char *why);
+
+/*
+ * The result a run leaves on the host (outcome.c), from what its container wrote: result
+ * (result.json, or NULL) and iso (isolation.json, or NULL), both consumed, whatever their
+ * shape; the egress the run claimed; whether the user interrupted it; and foreign (NULL, or
+ * what else the CLI found on the run's network). No result, a status no run has, a pass the
+ * recorded checks do not show, an isolation record that is missing, inconsistent or not
+ * scored, a foreign container or an interrupt: each is an error (or a forfeit), never a
+ * pass. *ret is the outcome; result.json's "scored" says the same.
+ */
+json_t *run_outcome(json_t *result, json_t *iso, const char *egress, bool interrupted,
+    const char *foreign, enum sb_iso_outcome *ret);
 
 /*
  * The seccomp profile of a run container that runs task scripts (seccomp.c): Docker's

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fuzz-outcome.c: the CLI's reading of what a run's container wrote, result.json and
+ * isolation.json, into the result the host keeps (src/ssebench/outcome.c:run_outcome).
+ *
+ * Layout of an input: byte 0: the egress claimed (bit 0: restricted or open), whether the
+ * user interrupted the run (bit 1) and whether a foreign container was on its network
+ * (bit 2); then the two files, separated by a NUL byte (either may be absent or not JSON).
+ *
+ * Checked beyond memory safety: the status is one a run has; "scored" is what the outcome
+ * says; a pass only comes with a scored outcome, a record that says so of itself for the
+ * egress claimed, checks that show it, and no interrupt or foreign container; an unscored
+ * run is an error.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sb/json.h"
+#include "sb/mem.h"
+#include "sb/verdict.h"
+
+#include "../../src/ssebench/run.h"
+#include "fuzz.h"
+
+static json_t *
+parse(const char *s, size_t n)
+{
+	json_t *j = NULL;
+
+	return n > 0 && sb_json_load(s, n, SIZE_MAX, &j, NULL) == 0 ? j : NULL;
+}
+
+/* What a record must say for a pass, worked out again here. */
+static bool
+record_scored(const json_t *iso, const char *egress)
+{
+	const char *o = json_string_value(json_object_get(iso, "outcome"));
+	const char *t = json_string_value(json_object_get(iso, "tier"));
+	const char *e = json_string_value(json_object_get(iso, "egress"));
+
+	return o != NULL && strcmp(o, "scored") == 0 && json_is_true(json_object_get(iso, "scored")) &&
+	    t != NULL && strcmp(t, egress) == 0 && e != NULL && strcmp(e, egress) == 0 &&
+	    json_array_size(json_object_get(iso, "failed")) == 0 &&
+	    json_object_get(json_object_get(iso, "phases"), "before_grading") != NULL;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *egress, *status, *split;
+	bool interrupted, foreign;
+	json_t *result, *iso, *isocopy, *out, *pr;
+	enum sb_iso_outcome outcome;
+	size_t n;
+
+	if (size < 1)
+		return 0;
+	egress = (data[0] & 1) ? "restricted" : "open";
+	interrupted = data[0] & 2;
+	foreign = data[0] & 4;
+	split = memchr(data + 1, '\0', size - 1);
+	n = split != NULL ? (size_t)(split - (const char *)data - 1) : size - 1;
+	result = parse((const char *)data + 1, n);
+	iso = split != NULL ? parse(split + 1, size - 1 - n - 1) : NULL;
+	isocopy = json_deep_copy(iso);
+	out = run_outcome(result, iso, egress, interrupted, foreign ? "a container" : NULL, &outcome);
+	pr = json_object_get(out, "patch_result");
+	status = json_string_value(json_object_get(pr, "status"));
+	if (status == NULL || (strcmp(status, "passed") != 0 && strcmp(status, "failed") != 0 &&
+				  strcmp(status, "error") != 0 && strcmp(status, "forfeit") != 0))
+		abort();
+	if (json_is_true(json_object_get(out, "scored")) != (outcome != SB_ISO_UNSCORED))
+		abort();
+	if (outcome == SB_ISO_UNSCORED && strcmp(status, "error") != 0)
+		abort();
+	if (strcmp(status, "passed") == 0 &&
+	    (outcome != SB_ISO_SCORED || interrupted || foreign || !record_scored(isocopy, egress) ||
+		strcmp(run_status_of(pr), "passed") != 0))
+		abort();
+	json_decref(isocopy);
+	json_decref(out);
+	return 0;
+}
