@@ -388,7 +388,7 @@ scan_summaries(const char *dir, unsigned depth, json_t *out)
 			scan_summaries(p, depth + 1, out);
 		} else if (S_ISREG(st.st_mode) && strcmp(de->d_name, "summary.json") == 0) {
 			_cleanup_close_ int fd = sb_open_dir(dir, NULL);
-			json_t *s = NULL, *cfg, *pr;
+			json_t *s = NULL;
 
 			if (fd < 0 || sb_json_load_file_at(fd, "summary.json", SB_JSON_FILE_MAX, &s,
 					  NULL) < 0 ||
@@ -396,23 +396,7 @@ scan_summaries(const char *dir, unsigned depth, json_t *out)
 				json_decref(s);
 				continue; /* unparsable summaries are skipped, as upstream */
 			}
-			cfg = json_object_get(s, "config");
-			pr = json_object_get(s, "patch_result");
-			json_array_append_new(out,
-			    json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s, s:b, s:O?}",
-				"run_id", json_object_get(s, "run_id"), "task",
-				json_object_get(json_object_get(s, "task"), "id"), "model",
-				json_object_get(cfg, "model"), "agent", json_object_get(cfg, "agent"),
-				"mode", json_object_get(cfg, "mode"), "egress",
-				json_object_get(cfg, "egress"), "reference_run",
-				json_object_get(cfg, "reference_run"), "status",
-				json_object_get(pr, "status"), "started_at",
-				json_object_get(s, "started_at"), "dir", dir, "scored",
-				/* A summary without the record (older, or cut short) is not scored. */
-				json_is_true(json_object_get(s, "scored")), "tier",
-				json_is_true(json_object_get(s, "scored"))
-				    ? json_object_get(json_object_get(s, "isolation"), "tier")
-				    : NULL));
+			json_array_append_new(out, run_summary_row(s, dir));
 			json_decref(s);
 		}
 	}

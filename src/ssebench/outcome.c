@@ -183,3 +183,33 @@ run_outcome(json_t *result, json_t *iso, const char *egress, bool interrupted,
 	*ret = outcome;
 	return result;
 }
+
+/* A member that must be a string (else null), for the rows of `runs results`. */
+static json_t *
+string_of(const json_t *v)
+{
+	return json_is_string(v) ? json_copy((json_t *)v) : json_null();
+}
+
+json_t *
+run_summary_row(const json_t *s, const char *dir)
+{
+	const json_t *cfg = json_object_get(s, "config");
+	/* A summary without the record (older, or cut short) is not scored; a tier that is
+	 * not one of the two is no tier. */
+	bool scored = json_is_true(json_object_get(s, "scored"));
+	const char *tier = json_string_value(json_object_get(json_object_get(s, "isolation"), "tier"));
+
+	if (!scored || tier == NULL || (strcmp(tier, "restricted") != 0 && strcmp(tier, "open") != 0))
+		tier = NULL;
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:s, s:b, s:o}", "run_id",
+	    string_of(json_object_get(s, "run_id")), "task",
+	    string_of(json_object_get(json_object_get(s, "task"), "id")), "model",
+	    string_of(json_object_get(cfg, "model")), "agent", string_of(json_object_get(cfg, "agent")),
+	    "mode", string_of(json_object_get(cfg, "mode")), "egress",
+	    string_of(json_object_get(cfg, "egress")), "reference_run",
+	    json_is_true(json_object_get(cfg, "reference_run")), "status",
+	    string_of(json_object_get(json_object_get(s, "patch_result"), "status")), "started_at",
+	    string_of(json_object_get(s, "started_at")), "dir", dir, "scored", scored && tier != NULL,
+	    "tier", sb_json_string_or_null(tier));
+}

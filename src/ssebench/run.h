@@ -37,6 +37,14 @@ json_t *run_outcome(json_t *result, json_t *iso, const char *egress, bool interr
     const char *foreign, enum sb_iso_outcome *ret);
 
 /*
+ * The row `runs results` shows for a summary.json s found in dir: run_id, task, model,
+ * agent, mode, egress, reference_run, status, started_at, dir, scored and tier. Members of
+ * the wrong type are null; a tier counts only in a scored summary, and only "restricted" or
+ * "open" (a run with no tier is listed as not scored).
+ */
+json_t *run_summary_row(const json_t *s, const char *dir);
+
+/*
  * The seccomp profile of a run container that runs task scripts (seccomp.c): Docker's
  * default refuses what the runner's sandbox needs. A new reference.
  */

@@ -7,10 +7,12 @@
  * user interrupted the run (bit 1) and whether a foreign container was on its network
  * (bit 2); then the two files, separated by a NUL byte (either may be absent or not JSON).
  *
+ * The first file is also read as a summary.json is by `runs results` (run_summary_row).
+ *
  * Checked beyond memory safety: the status is one a run has; "scored" is what the outcome
  * says; a pass only comes with a scored outcome, a record that says so of itself for the
  * egress claimed, checks that show it, and no interrupt or foreign container; an unscored
- * run is an error.
+ * run is an error. A row has a tier only if it is scored, and then one of the two.
  */
 #include "config.h"
 
@@ -65,6 +67,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	result = parse((const char *)data + 1, n);
 	iso = split != NULL ? parse(split + 1, size - 1 - n - 1) : NULL;
 	isocopy = json_deep_copy(iso);
+	{
+		json_t *row = run_summary_row(result, "/dir");
+		const char *tier = json_string_value(json_object_get(row, "tier"));
+
+		if (row == NULL || json_is_true(json_object_get(row, "scored")) != (tier != NULL) ||
+		    (tier != NULL && strcmp(tier, "restricted") != 0 && strcmp(tier, "open") != 0))
+			abort();
+		json_decref(row);
+	}
 	out = run_outcome(result, iso, egress, interrupted, foreign ? "a container" : NULL, &outcome);
 	pr = json_object_get(out, "patch_result");
 	status = json_string_value(json_object_get(pr, "status"));
