@@ -51,25 +51,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const methods[] = { "GET", "POST", "PUT", "DELETE", "HEAD", "get",
 		"post", "OPTIONS" };
 	const char *field[6] = { "", "", "", "", "", "" };
-	size_t len[6] = { 0 }, n = 0;
+	size_t len[6] = { 0 };
 	struct front_request rq;
 	struct front_decision d;
 	char *copy;
 
 	if (size < 2)
 		return 0;
-	copy = sb_xmalloc(size - 1);
-	memcpy(copy, data + 2, size - 2);
-	copy[size - 2] = '\0';
-	for (const char *p = copy, *end = copy + size - 2; n < SB_ARRAY_SIZE(field);) {
-		size_t l = strnlen(p, (size_t)(end - p));
-
-		field[n] = p;
-		len[n++] = l;
-		if (p + l >= end)
-			break;
-		p += l + 1;
-	}
+	(void)fuzz_fields(data + 2, size - 2, &copy, field, len, SB_ARRAY_SIZE(field));
 	memset(&rq, 0, sizeof(rq));
 	rq.kind = (enum listener_kind)((data[0] & 3) % 3);
 	rq.peer_root = data[0] & 4;

@@ -65,7 +65,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool init;
 	const char *field[16];
-	size_t len[16], n = 0;
+	size_t len[16], n;
 	char *copy, hex[41];
 	int gitfd;
 
@@ -75,18 +75,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		atexit(remove_root);
 		init = true;
 	}
-	copy = sb_xmalloc(size + 1);
-	memcpy(copy, data, size);
-	copy[size] = '\0';
-	for (const char *p = copy, *end = copy + size; n < SB_ARRAY_SIZE(field);) {
-		size_t l = strnlen(p, (size_t)(end - p));
-
-		field[n] = p;
-		len[n++] = l;
-		if (p + l >= end)
-			break;
-		p += l + 1;
-	}
+	n = fuzz_fields(data, size, &copy, field, len, SB_ARRAY_SIZE(field));
 	(void)sb_remove_tree_at(AT_FDCWD, root, NULL);
 	if (mkdir(root, 0700) < 0 || (gitfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		abort();

@@ -88,7 +88,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.daemon = &ops };
 	struct mcp_reply reply;
 	char *copy;
-	const char *p, *end;
 
 	if (!init) {
 		if (mkdtemp(log_dir) == NULL)
@@ -99,19 +98,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size < 1)
 		return 0;
-	/* NUL-terminated fields: a copy with a NUL after the last one. */
-	copy = sb_xmalloc(size);
-	memcpy(copy, data + 1, size - 1);
-	copy[size - 1] = '\0';
-	for (p = copy, end = copy + size - 1; in.n < SB_ARRAY_SIZE(in.field);) {
-		size_t n = strnlen(p, (size_t)(end - p));
-
-		in.field[in.n] = p;
-		in.len[in.n++] = n;
-		if (p + n >= end)
-			break;
-		p += n + 1;
-	}
+	in.n = fuzz_fields(data + 1, size - 1, &copy, in.field, in.len, SB_ARRAY_SIZE(in.field));
 	while (in.n < 4) {
 		in.field[in.n] = "";
 		in.len[in.n++] = 0;
