@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <git2.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -33,7 +34,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/un.h>
-#include <limits.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "sb/buf.h"
@@ -859,14 +860,23 @@ runner_sandbox(struct ep *ep, struct sb_error **err)
  * the agent, frozen while a check on hidden material runs, holds a FIFO open, the check's
  * code writes into it, and the agent reads it once thawed. The sandbox hides or replaces
  * every place the stock image lets the agent write (sb_sandbox_for_runner); a task image
- * that adds one (a 1777 directory, a directory of the agent's uid, a FIFO or socket both
- * can open) would reopen the route, so the whole view is walked and such a place fails
- * runner_sandbox (tests/integrity/README.md, "What a check on hidden material still tells
- * the agent").
+ * that adds one would reopen the route. So before the agent starts, root walks the whole
+ * view, outside the places the sandbox hides or replaces, and fails runner_sandbox on:
+ *   - anything the agent's uid owns (it could chmod it open, or set an ACL, during its
+ *     phase and close it again before anyone looks);
+ *   - anything with a POSIX ACL (the mode bits would not say who may open it);
+ *   - a directory the agent can write that the runner can reach;
+ *   - a FIFO or socket both can reach and open, or one with a second name (the two names
+ *     may lie on paths only one of them can walk).
+ * Anything the walk cannot look at (a failed stat or open, too deep, too many entries, too
+ * slow) fails it too. Before grading nothing is walked again: with no place outside the
+ * hidden ones the agent could write or own, its phase could not have changed the view.
+ * (tests/integrity/README.md, "What a check on hidden material still tells the agent".)
  */
-#define SHARED_WALK_ENTRIES_MAX 500000
-#define SHARED_WALK_MS		20000
-#define SHARED_WALK_DEPTH_MAX	64
+#define SHARED_WALK_ENTRIES_MAX 1000000
+#define SHARED_WALK_MS		60000
+#define SHARED_WALK_DEPTH_MAX	128
+#define SHARED_SKIP_MAX		(3 * SB_SANDBOX_PATHS_MAX + 3)
 
 /* Whether creds may do what `want` (a mask of 4 read, 2 write, 1 search) to st. */
 static bool
@@ -886,32 +896,34 @@ creds_may(const struct sb_creds *c, const struct stat *st, unsigned want)
 
 struct shared_walk {
 	const struct sb_creds *agent, *runner;
-	const struct sb_sandbox *sb;
-	char path[PATH_MAX];
+	struct { dev_t dev; ino_t ino; } skip[SHARED_SKIP_MAX];
+	size_t nskip;
+	char path[PATH_MAX]; /* for messages only: cut when too long, never used to open */
 	size_t entries, found;
 	uint64_t deadline;
-	bool over;		/* the budget ran out */
+	const char *stopped; /* why the walk could not finish, or NULL */
 	char first[SB_ISO_DETAIL_MAX];
 };
 
-/* A place the runner's sandbox hides or replaces (or that is no file system of files). */
-static bool
-shared_walk_skips(const struct shared_walk *w, const char *path)
+/* A place the runner's sandbox hides or replaces (or that is no file system of files),
+ * known by its inode: the sandbox mounts over the path as resolved, links and all. */
+static void
+shared_skip_add(struct shared_walk *w, const char *path)
 {
-	static const char *const pseudo[] = { "/proc", "/sys", "/dev" };
+	struct stat st;
 
-	for (size_t i = 0; i < SB_ARRAY_SIZE(pseudo); i++)
-		if (strcmp(path, pseudo[i]) == 0)
+	if (w->nskip < SHARED_SKIP_MAX && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		w->skip[w->nskip].dev = st.st_dev;
+		w->skip[w->nskip++].ino = st.st_ino;
+	}
+}
+
+static bool
+shared_skipped(const struct shared_walk *w, const struct stat *st)
+{
+	for (size_t i = 0; i < w->nskip; i++)
+		if (w->skip[i].dev == st->st_dev && w->skip[i].ino == st->st_ino)
 			return true;
-	for (size_t i = 0; i < w->sb->nhidden; i++)
-		if (strcmp(path, w->sb->hidden[i]) == 0)
-			return true;
-	for (size_t i = 0; i < w->sb->nprivate; i++)
-		if (strcmp(path, w->sb->private_tmp[i]) == 0)
-			return true;
-	for (size_t i = 0; i < w->sb->nwritable; i++)
-		if (strcmp(path, w->sb->writable[i]) == 0)
-			return true; /* the runner's own area: the agent reaching it is a probe's failure */
 	return false;
 }
 
@@ -925,60 +937,120 @@ shared_found(struct shared_walk *w, const char *what)
 	}
 }
 
-/* Walk the directory dfd (at w->path, of length len), never following a link. */
+/* Whether name in dfd carries a POSIX ACL (access, or default on a directory). */
+static int
+has_acl(int dfd, const char *name, bool dir)
+{
+	char at[64 + NAME_MAX];
+
+	snprintf(at, sizeof(at), "/proc/self/fd/%d/%s", dfd, name);
+	for (int i = 0; i < (dir ? 2 : 1); i++) {
+		ssize_t n = lgetxattr(at, i == 0 ? "system.posix_acl_access" : "system.posix_acl_default",
+		    NULL, 0);
+
+		if (n >= 0)
+			return 1;
+		if (errno != ENODATA && errno != ENOTSUP)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Walk the directory dfd (at w->path, of length len), never following a link; areach and
+ * rreach say whether the agent and the runner can get this far.
+ */
 static void
-shared_walk_dir(struct shared_walk *w, int dfd, size_t len, unsigned depth)
+shared_walk_dir(struct shared_walk *w, int dfd, size_t len, unsigned depth, bool areach,
+    bool rreach)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *de;
 
 	if (d == NULL) {
 		close(dfd);
+		w->stopped = "a directory could not be read";
 		return;
 	}
-	while (!w->over && (de = readdir(d)) != NULL) {
-		size_t n = strlen(de->d_name);
+	while (w->stopped == NULL && (errno = 0, de = readdir(d)) != NULL) {
 		struct stat st;
-		int fd;
+		bool mine, a_open, r_open;
+		int acl;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (++w->entries > SHARED_WALK_ENTRIES_MAX ||
-		    (w->entries % 4096 == 0 && sb_now_ms() > w->deadline)) {
-			w->over = true;
+		if (++w->entries > SHARED_WALK_ENTRIES_MAX) {
+			w->stopped = "too many entries";
 			break;
 		}
-		if (len + 1 + n >= sizeof(w->path) ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
+		if (w->entries % 4096 == 0 && sb_now_ms() > w->deadline) {
+			w->stopped = "too slow";
+			break;
+		}
 		snprintf(w->path + len, sizeof(w->path) - len, "%s%s", len == 1 ? "" : "/",
 		    de->d_name);
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			w->stopped = "an entry could not be looked at";
+			break;
+		}
+		if (S_ISDIR(st.st_mode) && shared_skipped(w, &st))
+			goto next;
+		/* One finding an entry: the first of these that applies. */
+		mine = st.st_uid == w->agent->uid;
+		acl = S_ISLNK(st.st_mode) ? 0 : has_acl(dirfd(d), de->d_name, S_ISDIR(st.st_mode));
+		if (acl < 0) {
+			w->stopped = "an entry's ACL could not be read";
+			break;
+		}
+		if (mine)
+			shared_found(w, "is the agent's");
+		else if (acl > 0)
+			shared_found(w, "has a POSIX ACL");
+		if (!S_ISDIR(st.st_mode) && (mine || acl > 0))
+			goto next;
 		if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-			if ((creds_may(w->agent, &st, 4) || creds_may(w->agent, &st, 2)) &&
-			    (creds_may(w->runner, &st, 4) || creds_may(w->runner, &st, 2)))
+			a_open = areach && (mine || creds_may(w->agent, &st, 4) || creds_may(w->agent, &st, 2));
+			r_open = rreach && (creds_may(w->runner, &st, 4) || creds_may(w->runner, &st, 2));
+			if (a_open && r_open)
 				shared_found(w, S_ISFIFO(st.st_mode) ? "is a FIFO both can open"
 								     : "is a socket both can open");
-		} else if (S_ISDIR(st.st_mode) && !shared_walk_skips(w, w->path)) {
-			/* Nothing below a directory one of them cannot search is shared. */
-			if (creds_may(w->agent, &st, 1) && creds_may(w->runner, &st, 1)) {
-				if (creds_may(w->agent, &st, 2))
-					shared_found(w, "is a directory the agent can write");
-				fd = openat(dirfd(d), de->d_name,
-				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				if (fd >= 0 && depth < SHARED_WALK_DEPTH_MAX)
-					shared_walk_dir(w, fd, strlen(w->path), depth + 1);
-				else if (fd >= 0)
-					close(fd);
+			else if (st.st_nlink > 1 && (a_open || r_open))
+				shared_found(w, S_ISFIFO(st.st_mode) ? "is a FIFO with a second name"
+								     : "is a socket with a second name");
+		} else if (S_ISDIR(st.st_mode)) {
+			bool a_in = areach && (mine || creds_may(w->agent, &st, 1));
+			bool r_in = rreach && creds_may(w->runner, &st, 1);
+			int fd;
+
+			if (!mine && acl == 0 && a_in && r_in && creds_may(w->agent, &st, 2))
+				shared_found(w, "is a directory the agent can write");
+			if (!a_in && !r_in)
+				goto next;
+			if (depth >= SHARED_WALK_DEPTH_MAX) {
+				w->stopped = "too deep";
+				break;
 			}
+			fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0) {
+				w->stopped = "a directory could not be opened";
+				break;
+			}
+			shared_walk_dir(w, fd, strnlen(w->path, sizeof(w->path) - 1), depth + 1, a_in,
+			    r_in);
 		}
-		w->path[len] = '\0';
+next:
+		if (w->stopped == NULL)
+			w->path[len] = '\0'; /* else it names where the walk stopped */
 	}
+	if (w->stopped == NULL && errno != 0)
+		w->stopped = "a directory could not be read";
 	closedir(d);
 }
 
 static void
 check_shared_places(struct ep *ep, enum sb_iso_phase ph)
 {
+	static const char *const pseudo[] = { "/proc", "/sys", "/dev" };
 	struct sb_error *err = NULL;
 	const struct sb_sandbox *sb = runner_sandbox(ep, &err);
 	/* Where the walk starts: the container's root; a test points it at a tree of its own. */
@@ -991,13 +1063,26 @@ check_shared_places(struct ep *ep, enum sb_iso_phase ph)
 		sb_error_release(&err); /* run_probe has said why already */
 		return;
 	}
+	if (ph != SB_ISO_BEFORE_AGENT) {
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, true,
+		    "runner: no place shared with the agent (looked for before the agent)");
+		return;
+	}
 	if (top == NULL || top[0] != '/')
 		top = "/";
 	w = sb_xcalloc(1, sizeof(*w));
 	w->agent = &ep->agent_creds;
 	w->runner = &ep->runner_creds;
-	w->sb = sb;
 	w->deadline = start + SHARED_WALK_MS;
+	for (size_t i = 0; i < SB_ARRAY_SIZE(pseudo); i++)
+		shared_skip_add(w, pseudo[i]);
+	for (size_t i = 0; i < sb->nhidden; i++)
+		shared_skip_add(w, sb->hidden[i]);
+	for (size_t i = 0; i < sb->nprivate; i++)
+		shared_skip_add(w, sb->private_tmp[i]);
+	/* The runner's own area: the agent reaching it is the probes' failure to find. */
+	for (size_t i = 0; i < sb->nwritable; i++)
+		shared_skip_add(w, sb->writable[i]);
 	snprintf(w->path, sizeof(w->path), "%s", top);
 	fd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -1006,19 +1091,23 @@ check_shared_places(struct ep *ep, enum sb_iso_phase ph)
 		free(w);
 		return;
 	}
-	shared_walk_dir(w, fd, strlen(w->path), 0);
+	shared_walk_dir(w, fd, strlen(w->path), 0, true, true);
 	ep_log(SB_LOG_INFO, "isolation %s: places shared by the agent and the runner: %zu "
-			    "(%zu entries looked at in %llu ms)",
-	    sb_iso_phase_name(ph), w->found, w->entries, (unsigned long long)(sb_now_ms() - start));
-	if (w->over)
-		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
-		    "runner: the image is too large to look through for places shared with the "
-		    "agent (%zu entries, %d s)",
-		    w->entries, SHARED_WALK_MS / 1000);
-	else if (w->found > 0)
+			    "(%zu entries looked at in %llu ms%s%s)",
+	    sb_iso_phase_name(ph), w->found, w->entries, (unsigned long long)(sb_now_ms() - start),
+	    w->stopped != NULL ? "; stopped: " : "", w->stopped != NULL ? w->stopped : "");
+	if (w->found > 0)
 		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
 		    "runner: %zu place%s shared with the agent past the read-only root: %s",
 		    w->found, w->found == 1 ? "" : "s", w->first);
+	else if (w->stopped != NULL) {
+		_cleanup_free_ char *safe = sb_escape(w->path);
+
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
+		    "runner: the view could not be looked through for places shared with the "
+		    "agent (%s, at %s, after %zu entries)",
+		    w->stopped, safe, w->entries);
+	}
 	free(w);
 }
 

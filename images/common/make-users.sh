@@ -18,7 +18,10 @@ done
 old=$(getent passwd 1000 | cut -d: -f1 || true)
 if [ -n "$old" ]; then
 	say "removing the image's uid-1000 user '$old'"
-	userdel -f "$old" 2>/dev/null || userdel "$old"
+	# Its home goes too (-r): left behind it would belong to model, the agent, outside the
+	# places the runner's sandbox hides, and the run would not be scored
+	# (entrypoint/isolation.c:check_shared_places).
+	userdel -r -f "$old" 2>/dev/null || userdel -r "$old" 2>/dev/null || userdel "$old"
 fi
 if getent passwd model >/dev/null; then userdel -f model; fi
 oldg=$(getent group 1000 | cut -d: -f1 || true)

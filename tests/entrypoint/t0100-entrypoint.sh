@@ -193,12 +193,33 @@ make_image() { # DIR
 }
 make_image "$SB_TMP/image-clean"
 make_image "$SB_TMP/image-shared"
-mkdir -p "$SB_TMP/image-shared/opt/open" "$SB_TMP/image-shared/opt/agents" "$SB_TMP/image-shared/srv"
-chmod 1777 "$SB_TMP/image-shared/opt/open"
-chown "$AGENT_USER" "$SB_TMP/image-shared/opt/agents"
-mkfifo -m 0666 "$SB_TMP/image-shared/srv/fifo"
+mkdir -p "$SB_TMP/image-shared/opt/open" "$SB_TMP/image-shared/opt/agents" "$SB_TMP/image-shared/srv" \
+	"$SB_TMP/image-shared/srv/ronly" "$SB_TMP/image-shared/srv/aonly"
+chmod 1777 "$SB_TMP/image-shared/opt/open"			# 1: anyone's to write
+chown "$AGENT_USER" "$SB_TMP/image-shared/opt/agents"		# 2: the agent's: it could open it
+chmod 0555 "$SB_TMP/image-shared/opt/agents"			#    (closed for now)
+mkfifo -m 0666 "$SB_TMP/image-shared/srv/fifo"			# 3
 python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SB_TMP/image-shared/srv/sock"
-chmod 0666 "$SB_TMP/image-shared/srv/sock"
+chmod 0666 "$SB_TMP/image-shared/srv/sock"			# 4
+mkfifo -m 0600 "$SB_TMP/image-shared/srv/acl-fifo"		# 5: root's, but an ACL lets both in
+python3 - "$SB_TMP/image-shared/srv/acl-fifo" "$(id -u "$AGENT_USER")" "$(id -u "$RUNNER_USER")" <<'PY'
+import os, struct, sys
+# The kernel's POSIX ACL xattr: version 2, then (tag, perm, id) entries in tag order.
+e = lambda tag, perm, uid=0xffffffff: struct.pack("<HHI", tag, perm, uid)
+acl = struct.pack("<I", 2) + e(1, 6) + e(2, 6, int(sys.argv[2])) + e(2, 6, int(sys.argv[3])) \
+	+ e(4, 0) + e(0x10, 6) + e(0x20, 0)
+os.setxattr(sys.argv[1], "system.posix_acl_access", acl)
+PY
+# 6 and 7: one FIFO, two names, each on a path only one of them can walk.
+chgrp "$(id -g "$RUNNER_USER")" "$SB_TMP/image-shared/srv/ronly"
+chgrp "$(id -g "$AGENT_USER")" "$SB_TMP/image-shared/srv/aonly"
+chmod 0750 "$SB_TMP/image-shared/srv/ronly" "$SB_TMP/image-shared/srv/aonly"
+mkfifo -m 0666 "$SB_TMP/image-shared/srv/ronly/fifo"
+ln "$SB_TMP/image-shared/srv/ronly/fifo" "$SB_TMP/image-shared/srv/aonly/fifo"
+# Deeper than the walk goes: it must say it could not look, not pass.
+make_image "$SB_TMP/image-deep"
+(cd "$SB_TMP/image-deep" && for _ in $(seq 130); do mkdir d && cd d || exit 1; done)
+chmod 0755 "$SB_TMP/image-deep"
 chmod 0755 "$SB_TMP/image-clean" "$SB_TMP/image-shared"
 
 # A fresh archive for each run, owned by root (so the hand-back is visible).
@@ -603,10 +624,18 @@ if command -v python3 >/dev/null; then
 	is "$(jget "$R/result.json" 'd["patch_result"]["error_msg"]')" \
 		"Not scored: isolation not established: runner_sandbox" "shared places: runner_sandbox failed"
 	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
-		'^runner: 4 places shared with the agent past the read-only root: ' \
-		"shared places: all four are counted, none of the unreachable, the link or root's FIFO"
-	like "$ep_out" 'places shared by the agent and the runner: 4 \([0-9]+ entries looked at in [0-9]+ ms\)' \
+		'^runner: 7 places shared with the agent past the read-only root: ' \
+		"shared places: all seven are counted (a 1777 directory, the agent's, a FIFO and a socket both can open, an ACL, a FIFO with two names), none of the unreachable, the link or root's FIFO"
+	like "$ep_out" 'places shared by the agent and the runner: 7 \([0-9]+ entries looked at in [0-9]+ ms\)' \
 		"shared places: the log says how many and what the walk cost"
+	run_ep SSE_SHARED_WALK_ROOT="$SB_TMP/image-deep" -- "$B/probe"
+	is "$ep_rc" 1 "shared places: a view too deep to look through is not scored"
+	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
+		'could not be looked through for places shared with the agent \(too deep, at ' \
+		"shared places: and says why"
+	run_ep -- "$B/probe"
+	is "$(printf '%s\n' "$ep_out" | grep -c 'places shared by the agent and the runner')" 1 \
+		"shared places: looked for once, before the agent (nothing it could write or own is walked)"
 
 	# SSE_ISOLATION=record: the same run goes on (for debugging a runner) but stays unscored.
 	run_ep SSE_ISOLATION=record SSE_REFERENCE_RUN=1 -- "$B/probe"
