@@ -1009,7 +1009,7 @@ shared_walk_dir(struct shared_walk *w, int dfd, size_t len, unsigned depth, bool
 		if (!S_ISDIR(st.st_mode) && (mine || acl > 0))
 			goto next;
 		if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-			a_open = areach && (mine || creds_may(w->agent, &st, 4) || creds_may(w->agent, &st, 2));
+			a_open = areach && (creds_may(w->agent, &st, 4) || creds_may(w->agent, &st, 2));
 			r_open = rreach && (creds_may(w->runner, &st, 4) || creds_may(w->runner, &st, 2));
 			if (a_open && r_open)
 				shared_found(w, S_ISFIFO(st.st_mode) ? "is a FIFO both can open"
