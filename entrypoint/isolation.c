@@ -896,33 +896,40 @@ creds_may(const struct sb_creds *c, const struct stat *st, unsigned want)
 
 struct shared_walk {
 	const struct sb_creds *agent, *runner;
-	struct { dev_t dev; ino_t ino; } skip[SHARED_SKIP_MAX];
+	struct {
+		dev_t dev;
+		ino_t ino;
+		char *path; /* as mount(2) resolved it: an alias elsewhere is not hidden */
+	} skip[SHARED_SKIP_MAX];
 	size_t nskip;
-	char path[PATH_MAX]; /* for messages only: cut when too long, never used to open */
+	char path[PATH_MAX]; /* for messages and the skip list: cut when too long, never opened */
 	size_t entries, found;
 	uint64_t deadline;
 	const char *stopped; /* why the walk could not finish, or NULL */
 	char first[SB_ISO_DETAIL_MAX];
 };
 
-/* A place the runner's sandbox hides or replaces (or that is no file system of files),
- * known by its inode: the sandbox mounts over the path as resolved, links and all. */
+/* A place the runner's sandbox hides or replaces (or that is no file system of files). */
 static void
 shared_skip_add(struct shared_walk *w, const char *path)
 {
 	struct stat st;
+	char *real;
 
-	if (w->nskip < SHARED_SKIP_MAX && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		w->skip[w->nskip].dev = st.st_dev;
-		w->skip[w->nskip++].ino = st.st_ino;
-	}
+	if (w->nskip >= SHARED_SKIP_MAX || stat(path, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    (real = realpath(path, NULL)) == NULL)
+		return;
+	w->skip[w->nskip].dev = st.st_dev;
+	w->skip[w->nskip].ino = st.st_ino;
+	w->skip[w->nskip++].path = real;
 }
 
 static bool
 shared_skipped(const struct shared_walk *w, const struct stat *st)
 {
 	for (size_t i = 0; i < w->nskip; i++)
-		if (w->skip[i].dev == st->st_dev && w->skip[i].ino == st->st_ino)
+		if (w->skip[i].dev == st->st_dev && w->skip[i].ino == st->st_ino &&
+		    strcmp(w->skip[i].path, w->path) == 0)
 			return true;
 	return false;
 }
@@ -937,16 +944,13 @@ shared_found(struct shared_walk *w, const char *what)
 	}
 }
 
-/* Whether name in dfd carries a POSIX ACL (access, or default on a directory). */
+/* Whether the file at (POSIX ACL xattr path `at`, or fd when at is NULL) carries an ACL. */
 static int
-has_acl(int dfd, const char *name, bool dir)
+has_acl(const char *at, int fd, bool dir)
 {
-	char at[64 + NAME_MAX];
-
-	snprintf(at, sizeof(at), "/proc/self/fd/%d/%s", dfd, name);
 	for (int i = 0; i < (dir ? 2 : 1); i++) {
-		ssize_t n = lgetxattr(at, i == 0 ? "system.posix_acl_access" : "system.posix_acl_default",
-		    NULL, 0);
+		const char *name = i == 0 ? "system.posix_acl_access" : "system.posix_acl_default";
+		ssize_t n = at != NULL ? lgetxattr(at, name, NULL, 0) : fgetxattr(fd, name, NULL, 0);
 
 		if (n >= 0)
 			return 1;
@@ -957,12 +961,62 @@ has_acl(int dfd, const char *name, bool dir)
 }
 
 /*
- * Walk the directory dfd (at w->path, of length len), never following a link; areach and
- * rreach say whether the agent and the runner can get this far.
+ * Judge one entry (at w->path): st, its ACL (acl > 0), whether it lies on a read-only mount
+ * (nothing there can be chmodded, given an ACL or written, so only a FIFO or socket already
+ * there counts), and whether the agent and the runner can get to it. Sets *a_in and *r_in
+ * to whether each can search it, for a directory.
  */
 static void
-shared_walk_dir(struct shared_walk *w, int dfd, size_t len, unsigned depth, bool areach,
-    bool rreach)
+shared_judge(struct shared_walk *w, const struct stat *st, int acl, bool ro, bool areach,
+    bool rreach, bool *a_in, bool *r_in)
+{
+	bool mine = st->st_uid == w->agent->uid, pipe = S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode);
+
+	*a_in = areach && S_ISDIR(st->st_mode) && creds_may(w->agent, st, 1);
+	*r_in = rreach && S_ISDIR(st->st_mode) && creds_may(w->runner, st, 1);
+	if (!areach && !rreach)
+		return;
+	if (mine && (!ro || pipe)) {
+		shared_found(w, "is the agent's");
+		*a_in = *a_in || (areach && S_ISDIR(st->st_mode));
+		return;
+	}
+	if (acl > 0 && (!ro || pipe)) {
+		shared_found(w, "has a POSIX ACL");
+		return;
+	}
+	if (pipe) {
+		bool a_open = areach && (creds_may(w->agent, st, 4) || creds_may(w->agent, st, 2));
+		bool r_open = rreach && (creds_may(w->runner, st, 4) || creds_may(w->runner, st, 2));
+
+		if (a_open && r_open)
+			shared_found(w, S_ISFIFO(st->st_mode) ? "is a FIFO both can open"
+							      : "is a socket both can open");
+		else if (st->st_nlink > 1 && (a_open || r_open))
+			shared_found(w, S_ISFIFO(st->st_mode) ? "is a FIFO with a second name"
+							      : "is a socket with a second name");
+	} else if (S_ISDIR(st->st_mode) && !ro && *a_in && *r_in && creds_may(w->agent, st, 2)) {
+		shared_found(w, "is a directory the agent can write");
+	}
+}
+
+/* Whether fd's file system is mounted read-only (-1: cannot tell). */
+static int
+mount_ro(int fd)
+{
+	struct statvfs v;
+
+	return fstatvfs(fd, &v) < 0 ? -1 : (v.f_flag & ST_RDONLY) != 0;
+}
+
+/*
+ * Walk the directory dfd (at w->path, of length len; st its own stat, ro its mount's flag),
+ * never following a link; areach and rreach say whether the agent and the runner can list
+ * it. An entry that went away while it was walked is passed over.
+ */
+static void
+shared_walk_dir(struct shared_walk *w, int dfd, const struct stat *dst, bool ro, size_t len,
+    unsigned depth, bool areach, bool rreach)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *de;
@@ -973,9 +1027,10 @@ shared_walk_dir(struct shared_walk *w, int dfd, size_t len, unsigned depth, bool
 		return;
 	}
 	while (w->stopped == NULL && (errno = 0, de = readdir(d)) != NULL) {
+		char at[64 + NAME_MAX];
 		struct stat st;
-		bool mine, a_open, r_open;
-		int acl;
+		bool a_in, r_in;
+		int acl, fd = -1, child_ro = ro;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -990,54 +1045,53 @@ shared_walk_dir(struct shared_walk *w, int dfd, size_t len, unsigned depth, bool
 		snprintf(w->path + len, sizeof(w->path) - len, "%s%s", len == 1 ? "" : "/",
 		    de->d_name);
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			w->stopped = "an entry could not be looked at";
-			break;
-		}
-		if (S_ISDIR(st.st_mode) && shared_skipped(w, &st))
+			if (errno != ENOENT)
+				w->stopped = "an entry could not be looked at";
 			goto next;
-		/* One finding an entry: the first of these that applies. */
-		mine = st.st_uid == w->agent->uid;
-		acl = S_ISLNK(st.st_mode) ? 0 : has_acl(dirfd(d), de->d_name, S_ISDIR(st.st_mode));
-		if (acl < 0) {
-			w->stopped = "an entry's ACL could not be read";
-			break;
 		}
-		if (mine)
-			shared_found(w, "is the agent's");
-		else if (acl > 0)
-			shared_found(w, "has a POSIX ACL");
-		if (!S_ISDIR(st.st_mode) && (mine || acl > 0))
+		if (S_ISLNK(st.st_mode) || (S_ISDIR(st.st_mode) && shared_skipped(w, &st)))
 			goto next;
-		if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-			a_open = areach && (creds_may(w->agent, &st, 4) || creds_may(w->agent, &st, 2));
-			r_open = rreach && (creds_may(w->runner, &st, 4) || creds_may(w->runner, &st, 2));
-			if (a_open && r_open)
-				shared_found(w, S_ISFIFO(st.st_mode) ? "is a FIFO both can open"
-								     : "is a socket both can open");
-			else if (st.st_nlink > 1 && (a_open || r_open))
-				shared_found(w, S_ISFIFO(st.st_mode) ? "is a FIFO with a second name"
-								     : "is a socket with a second name");
-		} else if (S_ISDIR(st.st_mode)) {
-			bool a_in = areach && (mine || creds_may(w->agent, &st, 1));
-			bool r_in = rreach && creds_may(w->runner, &st, 1);
-			int fd;
-
-			if (!mine && acl == 0 && a_in && r_in && creds_may(w->agent, &st, 2))
-				shared_found(w, "is a directory the agent can write");
-			if (!a_in && !r_in)
-				goto next;
-			if (depth >= SHARED_WALK_DEPTH_MAX) {
-				w->stopped = "too deep";
-				break;
-			}
+		if (S_ISDIR(st.st_mode)) {
+			/* Opened first: a mount point is judged by the file system mounted there. */
 			fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0) {
-				w->stopped = "a directory could not be opened";
-				break;
+				if (errno != ENOENT)
+					w->stopped = "a directory could not be opened";
+				goto next;
 			}
-			shared_walk_dir(w, fd, strnlen(w->path, sizeof(w->path) - 1), depth + 1, a_in,
-			    r_in);
+			if (fstat(fd, &st) < 0 || (st.st_dev != dst->st_dev &&
+							 (child_ro = mount_ro(fd)) < 0)) {
+				close(fd);
+				w->stopped = "a directory could not be looked at";
+				goto next;
+			}
+			acl = has_acl(NULL, fd, true);
+		} else {
+			snprintf(at, sizeof(at), "/proc/self/fd/%d/%s", dirfd(d), de->d_name);
+			acl = has_acl(at, -1, false);
+			if (acl < 0 && errno == ENOENT)
+				goto next;
 		}
+		if (acl < 0) {
+			if (fd >= 0)
+				close(fd);
+			w->stopped = "an entry's ACL could not be read";
+			goto next;
+		}
+		shared_judge(w, &st, acl, child_ro == 1, areach, rreach, &a_in, &r_in);
+		if (fd < 0)
+			goto next;
+		if (!a_in && !r_in) {
+			close(fd);
+			goto next;
+		}
+		if (depth >= SHARED_WALK_DEPTH_MAX) {
+			close(fd);
+			w->stopped = "too deep";
+			goto next;
+		}
+		shared_walk_dir(w, fd, &st, child_ro == 1, strnlen(w->path, sizeof(w->path) - 1),
+		    depth + 1, a_in, r_in);
 next:
 		if (w->stopped == NULL)
 			w->path[len] = '\0'; /* else it names where the walk stopped */
@@ -1045,6 +1099,14 @@ next:
 	if (w->stopped == NULL && errno != 0)
 		w->stopped = "a directory could not be read";
 	closedir(d);
+}
+
+static void
+shared_walk_free(struct shared_walk *w)
+{
+	for (size_t i = 0; i < w->nskip; i++)
+		free(w->skip[i].path);
+	free(w);
 }
 
 static void
@@ -1057,7 +1119,8 @@ check_shared_places(struct ep *ep, enum sb_iso_phase ph)
 	const char *top = secure_getenv("SSE_SHARED_WALK_ROOT");
 	struct shared_walk *w;
 	uint64_t start = sb_now_ms();
-	int fd;
+	struct stat st;
+	int fd, ro, acl;
 
 	if (sb == NULL) {
 		sb_error_release(&err); /* run_probe has said why already */
@@ -1085,16 +1148,29 @@ check_shared_places(struct ep *ep, enum sb_iso_phase ph)
 		shared_skip_add(w, sb->writable[i]);
 	snprintf(w->path, sizeof(w->path), "%s", top);
 	fd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0 || (ro = mount_ro(fd)) < 0 ||
+	    (acl = has_acl(NULL, fd, true)) < 0) {
 		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
-		    "runner: cannot open %s to look for places shared with the agent", top);
-		free(w);
+		    "runner: cannot look at %s for places shared with the agent", top);
+		if (fd >= 0)
+			close(fd);
+		shared_walk_free(w);
 		return;
 	}
-	shared_walk_dir(w, fd, strlen(w->path), 0, true, true);
-	ep_log(SB_LOG_INFO, "isolation %s: places shared by the agent and the runner: %zu "
-			    "(%zu entries looked at in %llu ms%s%s)",
-	    sb_iso_phase_name(ph), w->found, w->entries, (unsigned long long)(sb_now_ms() - start),
+	/* The top as well as what is below it: a 1777 or agent-owned root would do. */
+	{
+		bool a_in, r_in;
+
+		shared_judge(w, &st, acl, ro == 1, true, true, &a_in, &r_in);
+		if (a_in || r_in)
+			shared_walk_dir(w, fd, &st, ro == 1, strlen(w->path), 0, a_in, r_in);
+		else
+			close(fd);
+	}
+	ep_log(SB_LOG_INFO, "isolation %s: places shared by the agent and the runner below %s: "
+			    "%zu (%zu entries looked at in %llu ms%s%s)",
+	    sb_iso_phase_name(ph), top, w->found, w->entries,
+	    (unsigned long long)(sb_now_ms() - start),
 	    w->stopped != NULL ? "; stopped: " : "", w->stopped != NULL ? w->stopped : "");
 	if (w->found > 0)
 		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
@@ -1108,7 +1184,7 @@ check_shared_places(struct ep *ep, enum sb_iso_phase ph)
 		    "agent (%s, at %s, after %zu entries)",
 		    w->stopped, safe, w->entries);
 	}
-	free(w);
+	shared_walk_free(w);
 }
 
 /* Root's namespaces ("net:[...] mnt:[...] ipc:[...] user:[...]"), for the runner's probe. */

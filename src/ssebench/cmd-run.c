@@ -563,6 +563,9 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 		sb_argv_pushl(a, "-e", "SSE_NET_CANARY=" NET_CANARY_ADDR, NULL);
 	sb_argv_push(a, "-e");
 	sb_argv_pushf(a, "SSE_RUNNER_UID=%lu", rx->runner_uid);
+	/* The walk for places shared by the agent and the scripts covers the whole view: set
+	 * here, so that no ENV of a task image can point it at an empty directory. */
+	sb_argv_pushl(a, "-e", "SSE_SHARED_WALK_ROOT=/", NULL);
 	/* The agent's processes run where the daemon runs them (not the sidecar agent's). */
 	if (rx->agent_cgroup != NULL && (role == NULL || task)) {
 		sb_argv_push(a, "--mount");

@@ -216,6 +216,19 @@ chgrp "$(id -g "$AGENT_USER")" "$SB_TMP/image-shared/srv/aonly"
 chmod 0750 "$SB_TMP/image-shared/srv/ronly" "$SB_TMP/image-shared/srv/aonly"
 mkfifo -m 0666 "$SB_TMP/image-shared/srv/ronly/fifo"
 ln "$SB_TMP/image-shared/srv/ronly/fifo" "$SB_TMP/image-shared/srv/aonly/fifo"
+# On a read-only mount nothing can be opened up, made or written: only a FIFO or socket
+# already there counts (here the FIFO, not the 1777 directory or the agent's file).
+make_image "$SB_TMP/image-ro"
+mkdir -m 1777 "$SB_TMP/image-ro/open"
+touch "$SB_TMP/image-ro/agents-file" && chown "$AGENT_USER" "$SB_TMP/image-ro/agents-file"
+mkfifo -m 0666 "$SB_TMP/image-ro/fifo"
+chmod 0755 "$SB_TMP/image-ro"
+ro_bound=0
+mount --bind "$SB_TMP/image-ro" "$SB_TMP/image-ro" 2>/dev/null &&
+	mount -o remount,bind,ro "$SB_TMP/image-ro" 2>/dev/null && ro_bound=1
+# The top of the view is judged too: a 1777 root would let the agent make a FIFO in it.
+make_image "$SB_TMP/image-top"
+chmod 1777 "$SB_TMP/image-top"
 # Deeper than the walk goes: it must say it could not look, not pass.
 make_image "$SB_TMP/image-deep"
 (cd "$SB_TMP/image-deep" && for _ in $(seq 130); do mkdir d && cd d || exit 1; done)
@@ -626,15 +639,28 @@ if command -v python3 >/dev/null; then
 	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
 		'^runner: 7 places shared with the agent past the read-only root: ' \
 		"shared places: all seven are counted (a 1777 directory, the agent's, a FIFO and a socket both can open, an ACL, a FIFO with two names), none of the unreachable, the link or root's FIFO"
-	like "$ep_out" 'places shared by the agent and the runner: 7 \([0-9]+ entries looked at in [0-9]+ ms\)' \
+	like "$ep_out" 'places shared by the agent and the runner below .*/image-shared: 7 \([0-9]+ entries looked at in [0-9]+ ms\)' \
 		"shared places: the log says how many and what the walk cost"
+	if [ "$ro_bound" = 1 ]; then
+		run_ep SSE_SHARED_WALK_ROOT="$SB_TMP/image-ro" -- "$B/probe"
+		like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
+			'^runner: 1 place shared with the agent past the read-only root: .*/fifo is a FIFO both can open' \
+			"shared places: on a read-only mount only the FIFO counts"
+		umount "$SB_TMP/image-ro"
+	else
+		ok 1 "shared places: could not make a read-only mount to try"
+	fi
+	run_ep SSE_SHARED_WALK_ROOT="$SB_TMP/image-top" -- "$B/probe"
+	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
+		'^runner: 1 place shared with the agent past the read-only root: .*/image-top is a directory the agent can write' \
+		"shared places: the top of the view is judged too"
 	run_ep SSE_SHARED_WALK_ROOT="$SB_TMP/image-deep" -- "$B/probe"
 	is "$ep_rc" 1 "shared places: a view too deep to look through is not scored"
 	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
 		'could not be looked through for places shared with the agent \(too deep, at ' \
 		"shared places: and says why"
 	run_ep -- "$B/probe"
-	is "$(printf '%s\n' "$ep_out" | grep -c 'places shared by the agent and the runner')" 1 \
+	is "$(printf '%s\n' "$ep_out" | grep -c 'places shared by the agent and the runner below')" 1 \
 		"shared places: looked for once, before the agent (nothing it could write or own is walked)"
 
 	# SSE_ISOLATION=record: the same run goes on (for debugging a runner) but stays unscored.
