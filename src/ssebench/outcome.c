@@ -177,8 +177,14 @@ run_outcome(json_t *result, json_t *iso, const char *egress, bool interrupted,
 		replace_with_error(result, "unscored_patch_result", msg);
 		outcome = SB_ISO_UNSCORED;
 	}
-	if (interrupted)
-		outcome = SB_ISO_UNSCORED; /* an interrupted run never counts */
+	if (interrupted) {
+		/* An interrupted run never counts, whatever its record says (a forfeit too). */
+		if (strcmp(json_string_value(json_object_get(json_object_get(result, "patch_result"),
+				   "status")) ?: "", "error") != 0)
+			replace_with_error(result, "interrupted_patch_result",
+			    "No result: the run was interrupted");
+		outcome = SB_ISO_UNSCORED;
+	}
 	json_object_set_new(result, "scored", json_boolean(outcome != SB_ISO_UNSCORED));
 	*ret = outcome;
 	return result;
