@@ -90,25 +90,25 @@ front_decide(const char *token, const struct front_request *rq, struct front_dec
 		if (strcmp(routes[i].path, rq->url) != 0)
 			continue;
 		path_known = true;
-		{
-			char *a = out->allow ? sb_xasprintf("%s, %s", out->allow, routes[i].method)
-					     : sb_xstrdup(routes[i].method);
-
-			free(out->allow);
-			out->allow = a;
-		}
 		if (strcmp(routes[i].method, rq->method) == 0)
 			rt = &routes[i];
 	}
-	if (!path_known) {
-		free(out->allow);
-		out->allow = NULL;
+	if (!path_known)
 		return refuse(out, 404, "no such endpoint");
-	}
-	if (rt == NULL)
+	if (rt == NULL) {
+		/* 405 with the methods the path has, for the Allow header. */
+		for (size_t i = 0; i < SB_ARRAY_SIZE(routes); i++) {
+			char *a;
+
+			if (strcmp(routes[i].path, rq->url) != 0)
+				continue;
+			a = out->allow ? sb_xasprintf("%s, %s", out->allow, routes[i].method)
+				       : sb_xstrdup(routes[i].method);
+			free(out->allow);
+			out->allow = a;
+		}
 		return refuse(out, 405, "method not allowed");
-	free(out->allow);
-	out->allow = NULL;
+	}
 	/* Authentication before anything else is looked at. */
 	if (rq->kind == LISTEN_AGENT_TCP && !(rt->flags & ROUTE_NO_TOKEN) && !token_ok(token, rq))
 		return refuse(out, 401,
