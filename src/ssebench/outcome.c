@@ -51,9 +51,8 @@ run_error_result(const char *why)
  * or unreadable record is a failure like any other (docs/integrity.md, the verdict's rows).
  * An unscored result keeps what the evaluator said under "unscored_patch_result", for
  * diagnosis, and its patch_result becomes an error naming every property that failed. A
- * forfeit (the
- * isolation held before the agent and broke during its phase) is a result that counts as
- * not passed: its patch_result says "forfeit" whatever else is in the file. Takes iso (may
+ * forfeit (the isolation held before the agent and broke during its phase) is a result that
+ * counts as not passed: its patch_result says "forfeit" whatever else is in the file. Takes iso (may
  * be NULL). Returns the outcome (sb/verdict.h).
  */
 static enum sb_iso_outcome
