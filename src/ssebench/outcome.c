@@ -52,8 +52,8 @@ run_error_result(const char *why)
  * An unscored result keeps what the evaluator said under "unscored_patch_result", for
  * diagnosis, and its patch_result becomes an error naming every property that failed. A
  * forfeit (the isolation held before the agent and broke during its phase) is a result that
- * counts as not passed: its patch_result says "forfeit" whatever else is in the file. Takes iso (may
- * be NULL). Returns the outcome (sb/verdict.h).
+ * counts as not passed: its patch_result says "forfeit" whatever else is in the file.
+ * Takes iso (may be NULL). Returns the outcome (sb/verdict.h).
  */
 static enum sb_iso_outcome
 merge_isolation(json_t *result, json_t *iso, const char *egress)
