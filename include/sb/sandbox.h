@@ -10,6 +10,12 @@
  *     under it need none either: no capability of the container is used;
  *   - a network with only a loopback interface, up: no other run, no model proxy, no host,
  *     and not the daemon's TCP port or the MCP server (loopback is its own);
+ *   - optionally a root of its own: a copy of the image that no file of the agent's view
+ *     shares an inode with (made when the image is built), with the container's /proc,
+ *     /dev and /sys, its writable places and the few places it is given (`bound`) mounted
+ *     in at the same paths. Code that runs next to hidden material then cannot touch a
+ *     page the agent can read, so the page cache carries nothing from one to the other
+ *     (docs/integrity.md, "the runner's own root");
  *   - every mount read-only, but the places it is given to write (bind-mounted onto
  *     themselves first, so they stay writable);
  *   - a fresh tmpfs on each private temporary directory (/tmp, /var/tmp, /dev/shm): nothing
@@ -39,6 +45,7 @@
 #include "sb/error.h"
 
 #define SB_SANDBOX_PATHS_MAX 16
+#define SB_SANDBOX_PATH_BYTES 4096 /* a path the child builds, with its NUL */
 #define SB_SANDBOX_TMP_DEFAULT ((unsigned long long)1 << 30) /* bytes per private tmpfs */
 
 struct sb_sandbox {
@@ -46,7 +53,12 @@ struct sb_sandbox {
 	const char *writable[SB_SANDBOX_PATHS_MAX];    /* directories that stay writable */
 	const char *private_tmp[SB_SANDBOX_PATHS_MAX]; /* each gets a fresh tmpfs, mode 1777 */
 	const char *hidden[SB_SANDBOX_PATHS_MAX];      /* each is covered by an empty tmpfs */
-	size_t nwritable, nprivate, nhidden;
+	const char *bound[SB_SANDBOX_PATHS_MAX];       /* with root: the container's, kept */
+	size_t nwritable, nprivate, nhidden, nbound;
+	/* NULL: the container's root. Otherwise an absolute directory (not "/") that becomes
+	 * the root; each writable and bound place, /proc, /dev and /sys are mounted into it
+	 * at the same paths, and must have a directory there to be mounted on. */
+	const char *root;
 	unsigned long long tmp_size; /* bytes per private tmpfs; 0: SB_SANDBOX_TMP_DEFAULT */
 	/* What sb_sandbox_prepare fills in, for the child (which may not allocate). */
 	char uid_map[48], gid_map[48], tmp_opts[64];
@@ -72,11 +84,14 @@ int sb_sandbox_prepare(struct sb_sandbox *sb, uid_t uid, gid_t gid, struct sb_er
  * (NULL-terminated: the places the agent can write and the socket directories), and
  * /run/lock. A directory of others that is, or is above, runner_dir, or that lies in a
  * private directory (gone anyway), is left out: the isolation probe, run in the same
- * sandbox, then finds whatever stayed reachable. Prepared for creds' ids. The strings must
- * outlive every child started with sb.
+ * sandbox, then finds whatever stayed reachable. With `root` (NULL or "/": the
+ * container's), the root of its own described above, with runner_dir and `task_dir` (the
+ * task files, which the daemon checks in the container) mounted in. Prepared for creds'
+ * ids. The strings must outlive every child started with sb.
  */
 int sb_sandbox_for_runner(struct sb_sandbox *sb, const char *runner_dir,
-    const char *const *others, uid_t uid, gid_t gid, struct sb_error **err);
+    const char *const *others, const char *root, const char *task_dir, uid_t uid, gid_t gid,
+    struct sb_error **err);
 
 /*
  * In the child, after the uid change: make and enter the namespaces, set up the mounts and

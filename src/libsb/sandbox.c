@@ -9,7 +9,10 @@
  *   2. map our one uid and gid (setgroups denied first, as the kernel requires for an
  *      unprivileged gid map);
  *   3. bring up loopback;
- *   4. mounts: private propagation, the writable places bound onto themselves, everything
+ *   4. mounts: private propagation; with a root of its own, that root bound onto itself,
+ *      the container's /proc, /dev, /sys, writable and bound places mounted into it, and
+ *      pivot_root into it (the container's root detached: nothing of it stays reachable);
+ *      the writable places bound onto themselves, everything
  *      read-only, the writable places (and /proc, /dev) back to read-write, then the private
  *      tmpfs and the hidden covers;
  *   5. back to the working directory through its new mount (the old descriptor points into
@@ -92,6 +95,26 @@ sb_sandbox_prepare(struct sb_sandbox *sb, uid_t uid, gid_t gid, struct sb_error 
 				    "sandbox: a private '%s' would hide the writable '%s'",
 				    sb->private_tmp[p], sb->writable[w]);
 	}
+	if (sb->root != NULL) {
+		size_t rl = strlen(sb->root);
+
+		if (sb->root[0] != '/' || strcmp(sb->root, "/") == 0)
+			return sb_error_set(err, EINVAL, "sandbox: the root '%s' is not an absolute "
+			    "directory other than /", sb->root);
+		for (size_t i = 0; i < sb->nwritable + sb->nbound; i++) {
+			const char *p = i < sb->nwritable ? sb->writable[i] : sb->bound[i - sb->nwritable];
+
+			/* Mounted into the root at the same path: one inside it would be a loop. */
+			if (covers(sb->root, p) || covers(p, sb->root))
+				return sb_error_set(err, EINVAL, "sandbox: '%s' and the root '%s' overlap",
+				    p, sb->root);
+			if (rl + strlen(p) >= SB_SANDBOX_PATH_BYTES)
+				return sb_error_set(err, ENAMETOOLONG, "sandbox: '%s%s' is too long",
+				    sb->root, p);
+		}
+	} else if (sb->nbound > 0) {
+		return sb_error_set(err, EINVAL, "sandbox: places to keep need a root of its own");
+	}
 	if (uid == 0 || gid == 0)
 		return sb_error_set(err, EPERM, "sandbox: the sandboxed uid and gid must not be 0");
 	snprintf(sb->uid_map, sizeof(sb->uid_map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
@@ -103,11 +126,16 @@ sb_sandbox_prepare(struct sb_sandbox *sb, uid_t uid, gid_t gid, struct sb_error 
 
 int
 sb_sandbox_for_runner(struct sb_sandbox *sb, const char *runner_dir, const char *const *others,
-    uid_t uid, gid_t gid, struct sb_error **err)
+    const char *root, const char *task_dir, uid_t uid, gid_t gid, struct sb_error **err)
 {
 	static const char *const tmp[] = { "/tmp", "/var/tmp", "/dev/shm" };
 
 	memset(sb, 0, sizeof(*sb));
+	if (root != NULL && strcmp(root, "/") != 0) {
+		sb->root = root;
+		if (task_dir != NULL && sb_sandbox_add(sb->bound, &sb->nbound, task_dir, err) < 0)
+			return -1;
+	}
 	if (sb_sandbox_add(sb->writable, &sb->nwritable, runner_dir, err) < 0)
 		return -1;
 	for (size_t i = 0; i < SB_ARRAY_SIZE(tmp); i++)
@@ -207,28 +235,40 @@ int_to_dec(int v, char *buf)
 	buf[i] = '\0';
 }
 
-/*
- * chdir to the directory cwd_fd is, by its path, so that the working directory is on the
- * mount that path now reaches (the one left writable), and check that it is the same
- * directory: a rename since the descriptor was opened must not move us elsewhere.
- */
+/* The path of the directory fd is, into path (SB_SANDBOX_PATH_BYTES). */
 static int
-chdir_again(int cwd_fd)
+fd_path(int fd, char *path)
 {
-	char link[32] = "/proc/self/fd/", path[4096];
-	struct stat a, b;
+	char link[32] = "/proc/self/fd/";
 	ssize_t n;
 
-	int_to_dec(cwd_fd, link + strlen(link));
-	n = readlink(link, path, sizeof(path) - 1);
+	int_to_dec(fd, link + strlen(link));
+	n = readlink(link, path, SB_SANDBOX_PATH_BYTES - 1);
 	if (n <= 0 || path[0] != '/') {
 		if (n >= 0)
 			errno = ENOENT;
 		return -1;
 	}
 	path[n] = '\0';
+	return 0;
+}
+
+/*
+ * chdir to the directory cwd_fd is, by the path it had (fd_path, before the mounts), so
+ * that the working directory is on the mount that path now reaches (the one left
+ * writable), and check that it is the same directory: a rename since the descriptor was
+ * opened must not move us elsewhere. With a root of its own, "/" is that root (another
+ * directory by design); any other path must still be the same directory, mounted in.
+ */
+static int
+chdir_again(int cwd_fd, const char *path, bool own_root)
+{
+	struct stat a, b;
+
 	if (fstat(cwd_fd, &a) < 0 || chdir(path) < 0 || stat(".", &b) < 0)
 		return -1;
+	if (own_root && strcmp(path, "/") == 0)
+		return 0;
 	if (a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
 		errno = ESTALE;
 		return -1;
@@ -259,9 +299,79 @@ drop_caps(void)
 	return (int)syscall(SYS_capset, &hdr, data);
 }
 
+/* dst = a followed by b, in a buffer of SB_SANDBOX_PATH_BYTES (lengths checked by prepare). */
+static void
+join_path(char *dst, const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+
+	if (na + nb >= SB_SANDBOX_PATH_BYTES)
+		nb = SB_SANDBOX_PATH_BYTES - 1 - na;
+	memcpy(dst, a, na);
+	memcpy(dst + na, b, nb);
+	dst[na + nb] = '\0';
+}
+
+/*
+ * The root of its own: bind it onto itself (pivot_root needs a mount), mount into it what
+ * it keeps of the container, then make it the root and detach the container's. Every
+ * mount is recursive: a bind without its submounts would uncover what the container's
+ * masks (/proc's) cover, and the kernel refuses it in a user namespace anyway.
+ */
+static int
+enter_root(const struct sb_sandbox *sb, const char **ret_step)
+{
+	static const char *const pseudo[] = { "/proc", "/dev", "/sys" };
+	char target[SB_SANDBOX_PATH_BYTES];
+
+	*ret_step = "sandbox: bind its root";
+	if (mount(sb->root, sb->root, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return -1;
+	*ret_step = "sandbox: mount /proc, /dev and /sys into its root";
+	for (size_t i = 0; i < SB_ARRAY_SIZE(pseudo); i++) {
+		if (!dir_exists(pseudo[i]))
+			continue;
+		join_path(target, sb->root, pseudo[i]);
+		if (mount(pseudo[i], target, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return -1;
+	}
+	/*
+	 * Shorter paths first: a place inside another (a check's workspace inside the runner's
+	 * area) is mounted onto the directory the outer mount brought in, not onto the copy's
+	 * empty one, which the outer mount would then cover. No allocation here: a pass per
+	 * length is cheap for SB_SANDBOX_PATHS_MAX places.
+	 */
+	*ret_step = "sandbox: mount its places into its root";
+	for (size_t len = 1, left = sb->nwritable + sb->nbound; left > 0; len++) {
+		if (len >= SB_SANDBOX_PATH_BYTES) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		for (size_t i = 0; i < sb->nwritable + sb->nbound; i++) {
+			const char *p = i < sb->nwritable ? sb->writable[i] : sb->bound[i - sb->nwritable];
+
+			if (strlen(p) != len)
+				continue;
+			left--;
+			join_path(target, sb->root, p);
+			if (mount(p, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+				return -1;
+		}
+	}
+	/* pivot_root(".", "."): the old root is stacked on the new one, then detached. */
+	*ret_step = "sandbox: pivot_root into its root";
+	if (chdir(sb->root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
+		return -1;
+	*ret_step = "sandbox: detach the container's root";
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		return -1;
+	return 0;
+}
+
 int
 sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step)
 {
+	char cwd[SB_SANDBOX_PATH_BYTES];
 	struct stat root;
 
 	*ret_step = "sandbox: not prepared";
@@ -298,6 +408,12 @@ sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step)
 		return -1;
 	*ret_step = "sandbox: private mounts";
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	/* The working directory's path, taken while it is still reachable the way it was. */
+	*ret_step = "sandbox: working directory";
+	if (cwd_fd >= 0 && fd_path(cwd_fd, cwd) < 0)
+		return -1;
+	if (sb->root != NULL && enter_root(sb, ret_step) < 0)
 		return -1;
 	/* Each writable place becomes a mount of its own, so it can stay read-write. */
 	*ret_step = "sandbox: bind the writable places";
@@ -360,7 +476,7 @@ sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step)
 	    mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		return -1;
 	*ret_step = "sandbox: working directory";
-	if (cwd_fd >= 0 && chdir_again(cwd_fd) < 0)
+	if (cwd_fd >= 0 && chdir_again(cwd_fd, cwd, sb->root != NULL) < 0)
 		return -1;
 	*ret_step = "sandbox: drop capabilities";
 	if (drop_caps() < 0)

@@ -46,6 +46,8 @@ static const struct sb_creds nobody = { .uid = NOBODY, .gid = NOBODY, .ngroups =
 
 /* The scratch layout, made by main(). */
 static char top[256], own[300], tmpdir[300], hidden[300], open_dir[300], outside[300];
+/* A root of its own: /usr bound in, the scratch places' directories to mount on, a marker. */
+static char newroot[300], bound[300];
 static char pts[64]; /* a terminal opened out here, writable to all */
 #define MQ_NAME "sb-sandbox-test"
 #define MQUEUE_MAGIC 0x19800202 /* statfs(2) f_type of an mqueue file system */
@@ -60,13 +62,18 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
-/* The sandbox the cases run in: `own` writable, `tmpdir` private, `hidden` hidden. */
+/* The sandbox the cases run in: `own` writable, `tmpdir` private, `hidden` hidden; with
+ * own_root, in `newroot` with `bound` kept. */
 static void
-make_sandbox(struct sb_sandbox *sb)
+make_sandbox(struct sb_sandbox *sb, bool own_root)
 {
 	struct sb_error *err = NULL;
 
 	memset(sb, 0, sizeof(*sb));
+	if (own_root) {
+		sb->root = newroot;
+		ck_assert_int_eq(sb_sandbox_add(sb->bound, &sb->nbound, bound, &err), 0);
+	}
 	ck_assert_int_eq(sb_sandbox_add(sb->writable, &sb->nwritable, own, &err), 0);
 	ck_assert_int_eq(sb_sandbox_add(sb->private_tmp, &sb->nprivate, tmpdir, &err), 0);
 	ck_assert_int_eq(sb_sandbox_add(sb->hidden, &sb->nhidden, hidden, &err), 0);
@@ -75,9 +82,11 @@ make_sandbox(struct sb_sandbox *sb)
 	    sb_error_message(err));
 }
 
-/* Run script (bash -c) as nobody, sandboxed or not, in `own`; its stdout into *res. */
+/* Run script (bash -c) as nobody, sandboxed or not (with a root of its own or not), in
+ * cwd (NULL: `own`); its stdout into *res. */
 static void
-run_script(const char *script, bool sandboxed, struct sb_cmd_result *res)
+run_script_in(const char *script, bool sandboxed, bool own_root, const char *cwd_path,
+    struct sb_cmd_result *res)
 {
 	_cleanup_free_ char *port = sb_xasprintf("PORT=%d", host_port);
 	_cleanup_free_ char *dirs = sb_xasprintf("OWN=%s", own);
@@ -86,16 +95,18 @@ run_script(const char *script, bool sandboxed, struct sb_cmd_result *res)
 	_cleanup_free_ char *o = sb_xasprintf("OPEN=%s", open_dir);
 	_cleanup_free_ char *x = sb_xasprintf("OUT=%s", outside);
 	_cleanup_free_ char *tty = sb_xasprintf("PTS=%s", pts);
+	_cleanup_free_ char *kept = sb_xasprintf("BOUND=%s", bound);
 	/* The script's last status is not the point (grep -c of nothing is 1): its output is. */
 	_cleanup_free_ char *body = sb_xasprintf("%s\nexit 0", script);
 	char *argv[] = { (char *)"bash", (char *)"-c", body, NULL };
-	char *envp[] = { (char *)"PATH=/usr/bin:/bin", port, dirs, t, h, o, x, tty, NULL };
-	_cleanup_close_ int cwd = open(own, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", port, dirs, t, h, o, x, tty, kept, NULL };
+	_cleanup_close_ int cwd = open(cwd_path != NULL ? cwd_path : own,
+	    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct sb_sandbox sb;
 	struct sb_cmd c = SB_CMD_INIT;
 	struct sb_error *err = NULL;
 
-	make_sandbox(&sb);
+	make_sandbox(&sb, own_root);
 	c.path = "/bin/bash";
 	c.argv = argv;
 	c.envp = envp;
@@ -106,6 +117,12 @@ run_script(const char *script, bool sandboxed, struct sb_cmd_result *res)
 	c.sandbox = sandboxed ? &sb : NULL;
 	c.timeout_ms = 20000;
 	ck_assert_msg(sb_cmd_run(&c, res, &err) == 0, "sb_cmd_run: %s", sb_error_message(err));
+}
+
+static void
+run_script(const char *script, bool sandboxed, struct sb_cmd_result *res)
+{
+	run_script_in(script, sandboxed, false, NULL, res);
 }
 
 static void
@@ -166,6 +183,114 @@ START_TEST(test_cases)
 }
 END_TEST
 
+/*
+ * With a root of its own (the task scripts' copy of the image): the child sees that root,
+ * with its writable place, the place it keeps, /proc and /dev mounted in, and nothing else
+ * of the container's; the rules of the other cases still hold in it.
+ */
+static const struct {
+	const char *script, *want;
+} root_cases[] = {
+	{ "cat /only-in-its-root", "its own root\n" },
+	{ "[ -e \"$OUT\" ] && echo there || echo gone", "gone\n" },
+	{ "[ -e /etc/hostname ] && echo there || echo gone", "gone\n" },
+	{ "echo x >\"$OWN/f\" && cat \"$OWN/f\" && echo y >here && cat here", "x\ny\n" },
+	{ "cat \"$BOUND/kept\"; (echo z >\"$BOUND/kept\") 2>/dev/null && echo wrote || echo read-only",
+	    "kept\nread-only\n" },
+	{ "grep -c '^Uid:' /proc/self/status; [ -c /dev/null ] && echo null", "1\nnull\n" },
+	{ "ls -A \"$HID\" | wc -l; ls -A \"$TMPD\" | wc -l", "0\n0\n" },
+	{ "touch /sandbox-test-$$ 2>&1 | grep -c 'Read-only'", "1\n" },
+	{ "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | grep -cv '^lo$'", "0\n" },
+	/* The container's root is detached, not hidden under the new one. */
+	{ "while read -r _ _ _ r m _; do [ \"$m\" = / ] && { [ \"$r\" = / ] && echo theirs || echo own; }; "
+	  "done </proc/self/mountinfo", "own\n" },
+};
+
+START_TEST(test_own_root)
+{
+	struct sb_cmd_result r;
+
+	run_script_in(root_cases[_i].script, true, true, NULL, &r);
+	ck_assert_msg(r.exit_code == 0 && strcmp(r.out.s, root_cases[_i].want) == 0,
+	    "own root: '%s'\nexit %d, got '%s' (stderr '%s'), want '%s'", root_cases[_i].script,
+	    r.exit_code, r.out.s, r.err.s, root_cases[_i].want);
+	if (_i == 3) { /* what it wrote is in the real place */
+		_cleanup_free_ char *f = sb_xasprintf("%s/f", own);
+
+		ck_assert_int_eq(access(f, F_OK), 0);
+	}
+	sb_cmd_result_release(&r);
+}
+END_TEST
+
+/*
+ * A writable place inside a place it keeps (a check's workspace inside the runner's area):
+ * mounted after the outer one, whatever the order given, so it is the real directory and
+ * writable, not the copy's empty one covered by the outer mount.
+ */
+START_TEST(test_own_root_nested_places)
+{
+	_cleanup_free_ char *ws = sb_xasprintf("%s/ws", bound);
+	_cleanup_free_ char *f = sb_xasprintf("%s/written", ws);
+	_cleanup_free_ char *env_ws = sb_xasprintf("WS=%s", ws);
+	char *argv[] = { (char *)"bash", (char *)"-c",
+		(char *)"echo w >\"$WS/written\" && cat \"$WS/written\"; "
+			"(echo z >\"$BOUND/kept\") 2>/dev/null && echo wrote || echo read-only",
+		NULL };
+	_cleanup_free_ char *kept = sb_xasprintf("BOUND=%s", bound);
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", env_ws, kept, NULL };
+	_cleanup_close_ int cwd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct sb_sandbox sb;
+	struct sb_cmd c = SB_CMD_INIT;
+	struct sb_cmd_result r;
+	struct sb_error *err = NULL;
+
+	memset(&sb, 0, sizeof(sb));
+	sb.root = newroot;
+	/* The inner place first: the order given must not matter. */
+	ck_assert_int_eq(sb_sandbox_add(sb.writable, &sb.nwritable, ws, &err), 0);
+	ck_assert_int_eq(sb_sandbox_add(sb.bound, &sb.nbound, bound, &err), 0);
+	ck_assert_msg(sb_sandbox_prepare(&sb, NOBODY, NOBODY, &err) == 0, "%s",
+	    sb_error_message(err));
+	c.path = "/bin/bash";
+	c.argv = argv;
+	c.envp = envp;
+	c.cwd_fd = cwd;
+	c.creds = &nobody;
+	c.sandbox = &sb;
+	c.stdout_fd = SB_CMD_CAPTURE;
+	c.stderr_fd = SB_CMD_CAPTURE;
+	ck_assert_msg(sb_cmd_run(&c, &r, &err) == 0, "sb_cmd_run: %s", sb_error_message(err));
+	ck_assert_msg(r.exit_code == 0 && strcmp(r.out.s, "w\nread-only\n") == 0,
+	    "nested: exit %d, got '%s' (stderr '%s')", r.exit_code, r.out.s, r.err.s);
+	ck_assert_int_eq(access(f, F_OK), 0);
+	sb_cmd_result_release(&r);
+}
+END_TEST
+
+/* A working directory the new root does not mount in is refused, not replaced by the copy's. */
+START_TEST(test_own_root_refuses_a_cwd_left_out)
+{
+	struct sb_sandbox sb;
+	struct sb_cmd c = SB_CMD_INIT;
+	struct sb_cmd_result r;
+	struct sb_error *err = NULL;
+	char *argv[] = { (char *)"true", NULL };
+	_cleanup_close_ int cwd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	make_sandbox(&sb, true);
+	c.path = "/bin/true";
+	c.argv = argv;
+	c.cwd_fd = cwd;
+	c.creds = &nobody;
+	c.sandbox = &sb;
+	ck_assert_int_lt(sb_cmd_run(&c, &r, &err), 0);
+	ck_assert_msg(strstr(sb_error_message(err), "working directory") != NULL, "%s",
+	    sb_error_message(err));
+	sb_error_release(&err);
+}
+END_TEST
+
 /* A hidden or private directory that would hide the writable place is refused. */
 START_TEST(test_prepare_refuses_hiding_the_writable)
 {
@@ -191,13 +316,37 @@ START_TEST(test_prepare_refuses_hiding_the_writable)
 	sb_error_release(&err);
 	ck_assert_int_lt(sb_sandbox_add(sb.hidden, &sb.nhidden, "relative", &err), 0);
 	sb_error_release(&err);
+	/* A root of its own: absolute, not "/", not overlapping what is mounted into it; a
+	 * place to keep needs one. */
+	{
+		static const char *const roots[] = { "relative", "/", NULL };
+		_cleanup_free_ char *inside = sb_xasprintf("%s/x", own);
+
+		for (size_t i = 0; i < SB_ARRAY_SIZE(roots); i++) {
+			memset(&sb, 0, sizeof(sb));
+			sb.root = roots[i] != NULL ? roots[i] : inside;
+			ck_assert_int_eq(sb_sandbox_add(sb.writable, &sb.nwritable, own, &err), 0);
+			ck_assert_int_lt(sb_sandbox_prepare(&sb, NOBODY, NOBODY, &err), 0);
+			ck_assert_int_eq(sb_error_code(err), EINVAL);
+			sb_error_release(&err);
+		}
+		memset(&sb, 0, sizeof(sb));
+		ck_assert_int_eq(sb_sandbox_add(sb.bound, &sb.nbound, bound, &err), 0);
+		ck_assert_int_lt(sb_sandbox_prepare(&sb, NOBODY, NOBODY, &err), 0);
+		sb_error_release(&err);
+		/* "/" from the runner's builder means the container's root. */
+		ck_assert_int_eq(sb_sandbox_for_runner(&sb, own, NULL, "/", bound, NOBODY, NOBODY,
+				     &err), 0);
+		ck_assert_ptr_null(sb.root);
+		ck_assert_int_eq(sb.nbound, 0);
+	}
 	/* A sandbox without credentials to drop to is refused when the child starts. */
 	{
 		char *argv[] = { (char *)"true", NULL };
 		struct sb_cmd c = SB_CMD_INIT;
 		struct sb_cmd_result r;
 
-		make_sandbox(&sb);
+		make_sandbox(&sb, false);
 		c.path = "/bin/true";
 		c.argv = argv;
 		c.sandbox = &sb;
@@ -216,6 +365,9 @@ sandbox_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_cases, 0, (int)SB_ARRAY_SIZE(cases));
 	tcase_add_test(tc, test_prepare_refuses_hiding_the_writable);
+	tcase_add_loop_test(tc, test_own_root, 0, (int)SB_ARRAY_SIZE(root_cases));
+	tcase_add_test(tc, test_own_root_refuses_a_cwd_left_out);
+	tcase_add_test(tc, test_own_root_nested_places);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -245,6 +397,63 @@ start_listener(void)
 	}
 	close(s);
 	return pid;
+}
+
+/* mkdir -p for a path below newroot (what it mounts on). */
+static int
+mkdirs_in_root(const char *path)
+{
+	_cleanup_free_ char *p = sb_xasprintf("%s%s", newroot, path);
+
+	for (char *s = p + strlen(newroot) + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	return mkdir(p, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* newroot: the host's /usr bound in (the programs), the merged-/usr links, a marker, and the
+ * directories the sandbox mounts on; `bound`, a place it keeps, with a file. */
+static int
+setup_root(void)
+{
+	static const char *const links[][2] = { { "bin", "usr/bin" }, { "lib", "usr/lib" },
+		{ "lib64", "usr/lib64" }, { "sbin", "usr/sbin" } };
+	_cleanup_free_ char *usr = NULL, *marker = NULL, *kept = NULL;
+	FILE *f;
+
+	snprintf(newroot, sizeof(newroot), "%s/root", top);
+	snprintf(bound, sizeof(bound), "%s/bound", top);
+	usr = sb_xasprintf("%s/usr", newroot);
+	if (mkdir(newroot, 0755) < 0 || mkdir(usr, 0755) < 0 ||
+	    mount("/usr", usr, NULL, MS_BIND | MS_REC, NULL) < 0 || mkdir(bound, 0755) < 0)
+		return -1;
+	{
+		_cleanup_free_ char *ws = sb_xasprintf("%s/ws", bound);
+
+		if (mkdir(ws, 0777) < 0 || chmod(ws, 0777) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < SB_ARRAY_SIZE(links); i++) {
+		_cleanup_free_ char *l = sb_xasprintf("%s/%s", newroot, links[i][0]);
+
+		if (symlink(links[i][1], l) < 0)
+			return -1;
+	}
+	if (mkdirs_in_root("/proc") < 0 || mkdirs_in_root("/dev") < 0 ||
+	    mkdirs_in_root("/sys") < 0 || mkdirs_in_root(own) < 0 || mkdirs_in_root(tmpdir) < 0 ||
+	    mkdirs_in_root(hidden) < 0 || mkdirs_in_root(bound) < 0 || mkdirs_in_root("/etc") < 0)
+		return -1;
+	marker = sb_xasprintf("%s/only-in-its-root", newroot);
+	kept = sb_xasprintf("%s/kept", bound);
+	if ((f = fopen(marker, "we")) == NULL || fputs("its own root\n", f) < 0 || fclose(f) != 0 ||
+	    (f = fopen(kept, "we")) == NULL || fputs("kept\n", f) < 0 || fclose(f) != 0)
+		return -1;
+	return 0;
 }
 
 /* The scratch directories and the things planted in them. */
@@ -282,6 +491,8 @@ setup(void)
 	    chmod(sock, 0777) < 0)
 		return -1;
 	/* s stays open (and listening) for the whole test. */
+	if (setup_root() < 0)
+		return -1;
 	/* A terminal and a message queue the agent could open for everyone. */
 	{
 		int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -338,6 +549,20 @@ main(void)
 	(void)mq_unlink("/" MQ_NAME);
 	srunner_free(sr);
 	kill(listener, SIGKILL);
-	(void)nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	/*
+	 * The host's /usr is bound into newroot: the removal below would go through it. Only
+	 * once it is unmounted (the mount dies with this namespace anyway, so what is left is
+	 * only the scratch directory).
+	 */
+	{
+		_cleanup_free_ char *usr = sb_xasprintf("%s/usr", newroot);
+		struct stat a, b;
+
+		if (newroot[0] == '\0' || umount2(usr, MNT_DETACH) == 0 ||
+		    (stat(usr, &a) == 0 && stat("/usr", &b) == 0 && a.st_ino != b.st_ino))
+			(void)nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		else
+			fprintf(stderr, "test-sandbox: %s left in place (cannot unmount %s)\n", top, usr);
+	}
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
