@@ -94,7 +94,7 @@ filtered_env(void)
 	static const char *const drop_exact[] = { "HOME", "USER", "LOGNAME", "TMPDIR", "PWD",
 		"OLDPWD", "SHLVL", "_", "LD_PRELOAD", "LD_AUDIT", "MAIL", "SSE_RESULTS",
 		"SSE_SECRETS_FILE", "SSE_DAEMON_BIN", "SSE_EVALUATOR_BIN", "SSE_DAEMON_STATE",
-		"SSE_RUNNER_DIR", "SSE_REPO_PATH", "SSE_AGENT_CGROUP", NULL };
+		"SSE_RUNNER_DIR", "SSE_RUNNER_ROOT", "SSE_REPO_PATH", "SSE_AGENT_CGROUP", NULL };
 	static const char *const drop_substr[] = { "API_KEY", "TOKEN", "SECRET", "PASSWORD",
 		"LITELLM", "SSE_ADMIN", "SSE_BASE_URL", NULL };
 	struct sb_argv env = SB_ARGV_INIT;
@@ -235,6 +235,7 @@ dconf_load(struct dconf *c, struct sb_error **err)
 	c->results = env_or("SSE_RESULTS", "/var/lib/ssebench/results");
 	c->archive = env_or("SSE_ARCHIVE", "/tmp/sse-archive");
 	c->runner_dir = env_or("SSE_RUNNER_DIR", "/var/lib/ssebench-runner");
+	c->runner_root = env_or("SSE_RUNNER_ROOT", "/");
 	c->state_dir = env_or("SSE_DAEMON_STATE", "/var/lib/ssebench-daemon");
 	v = secure_getenv("SSE_AGENT_CGROUP");
 	c->agent_cgroup = v != NULL && *v != '\0' ? sb_xstrdup(v) : NULL;

@@ -34,6 +34,7 @@ struct dconf {
 	char *results;	    /* SSE_RESULTS: logs, final.patch (root-only) */
 	char *archive;	    /* SSE_ARCHIVE: dialog.jsonl (the agent's) */
 	char *runner_dir;   /* SSE_RUNNER_DIR: scratch copies, 0710 root:runner */
+	char *runner_root;  /* SSE_RUNNER_ROOT: the scripts' own copy of the image ("/": none) */
 	char *state_dir;    /* SSE_DAEMON_STATE: private state, 0711 root */
 	char *agent_cgroup; /* SSE_AGENT_CGROUP: the agent's freezer cgroup, or NULL (signals) */
 	/* Listeners */

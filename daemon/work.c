@@ -905,6 +905,11 @@ hidden_check_begin(struct helper *h, struct job_spec *j, const char *workspace,
 	hc->sb = runner_sandbox;
 	hc->sb.nwritable = 0;
 	hc->sb.prepared = false;
+	/* In a root of its own only what is mounted in is there: the runner's area (the build
+	 * run_poc runs in) comes in read-only, as it is read-only in the container's root. */
+	if (hc->sb.root != NULL &&
+	    sb_sandbox_add(hc->sb.bound, &hc->sb.nbound, h->c->runner_dir, err) < 0)
+		return -1;
 	/* run_poc sees what run.sh alone needs (support_for_poc_only); intent_test does not. */
 	if (j->action == SB_ACTION_RUN_POC) {
 		size_t k = 0;
@@ -1994,7 +1999,8 @@ work_setup(struct helper *h, struct sb_error **err)
 		sandbox_paths[n++] = sb_xstrdup(c->results);
 		sandbox_paths[n++] = sb_xstrdup(c->repo_path);
 		if (sb_sandbox_for_runner(&runner_sandbox, c->runner_dir,
-			(const char *const *)sandbox_paths, c->runner.uid, c->runner.gid, err) < 0)
+			(const char *const *)sandbox_paths, c->runner_root, c->bench_path,
+			c->runner.uid, c->runner.gid, err) < 0)
 			return sb_error_prefix(err, "the runner's sandbox");
 	}
 	if (work_task_permissions(h, err) < 0)

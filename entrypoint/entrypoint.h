@@ -75,6 +75,7 @@ struct ep_config {
 	char *bench_path;    /* SSE_BENCH_PATH: the task files */
 	char *repo_path;     /* SSE_REPO_PATH: the pristine repository */
 	char *runner_dir;    /* SSE_RUNNER_DIR: the runner's staging area */
+	char *runner_root;   /* SSE_RUNNER_ROOT: the scripts' own copy of the image ("/": none) */
 	char *daemon_state;  /* SSE_DAEMON_STATE: the daemon's private state */
 	char *reference_path; /* SSE_REFERENCE_PATH: the reference agent's mount */
 	char *net_gateway;   /* SSE_NET_GATEWAY: the host's address on the run's network */

@@ -430,6 +430,12 @@ ns_id(const char *kind, char *buf, size_t size)
 }
 
 /*
+ * Files the runner's probe compares with the container's when the scripts have a root of
+ * their own (SSE_RUNNER_ROOT): none may be the same inode as the one the agent reads.
+ */
+static const char *const root_files[] = { "/", "/usr", "/usr/bin/env", "/bin/sh", "/etc/passwd" };
+
+/*
  * runner_sandbox, from inside the sandbox the task scripts get (sb/sandbox.h): namespaces
  * of its own (root's are in SSE_PROBE_NS), no network interface but loopback, a /tmp where
  * root's marker (SSE_PROBE_TMP_MARK) is not, the agent socket out of reach, a read-only
@@ -511,6 +517,27 @@ probe_runner_sandbox(void)
 				return;
 			}
 		}
+	}
+	/* "dev:ino" per root_files entry ("0:0": the container has none), from root. */
+	for (const char *v = secure_getenv("SSE_PROBE_ROOT_FILES"); v != NULL && *v != '\0';) {
+		for (size_t i = 0; i < SB_ARRAY_SIZE(root_files) && v != NULL; i++) {
+			unsigned long long d = strtoull(v, NULL, 10), ino = 0;
+			const char *colon = strchr(v, ':');
+			struct stat st;
+
+			if (colon != NULL)
+				ino = strtoull(colon + 1, NULL, 10);
+			if (ino != 0 && stat(root_files[i], &st) == 0 &&
+			    (unsigned long long)st.st_dev == d && (unsigned long long)st.st_ino == ino) {
+				emit("runner_sandbox", false, "runner: %s is the agent's own file "
+				    "(the scripts have no root of their own)", root_files[i]);
+				return;
+			}
+			v = strchr(v, ',');
+			if (v != NULL)
+				v++;
+		}
+		break;
 	}
 	for (const char *p = hidden; p != NULL && *p != '\0';) {
 		const char *end = strchr(p, ':');
@@ -847,7 +874,8 @@ runner_sandbox(struct ep *ep, struct sb_error **err)
 		paths[n++] = sb_xstrdup(ep->cfg.repo_path);
 	}
 	if (sb_sandbox_for_runner(&sb, ep->cfg.runner_dir, (const char *const *)paths,
-		ep->runner_creds.uid, ep->runner_creds.gid, err) < 0)
+		ep->cfg.runner_root, ep->cfg.bench_path, ep->runner_creds.uid, ep->runner_creds.gid,
+		err) < 0)
 		return NULL;
 	made = true;
 	return &sb;
@@ -1010,6 +1038,37 @@ mount_ro(int fd)
 }
 
 /*
+ * The scripts' own root (SSE_RUNNER_ROOT, sb/sandbox.h), judged before the runner's probe
+ * runs in it: a directory that is root's, with nothing for others and nothing for the
+ * agent's group. A copy the agent could read would share pages with the scripts again, and
+ * anything it could reach in there would be a place both share. "/" (none) passes; the
+ * probe then finds the agent's files under the scripts and says so when a root was asked
+ * for.
+ */
+static bool
+runner_root_closed(struct ep *ep, enum sb_iso_phase ph)
+{
+	_cleanup_free_ char *safe = NULL;
+	struct stat st;
+
+	if (strcmp(ep->cfg.runner_root, "/") == 0)
+		return true;
+	safe = sb_escape(ep->cfg.runner_root);
+	if (lstat(ep->cfg.runner_root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
+		    "runner: no root of its own at %s (a tool image built before it had one?)", safe);
+		return false;
+	}
+	if (st.st_uid != 0 || (st.st_mode & 07) != 0 || creds_may(&ep->agent_creds, &st, 1)) {
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
+		    "runner: its root %s is open to the agent (mode %04o, uid %u, gid %u)", safe,
+		    (unsigned)st.st_mode & 07777, (unsigned)st.st_uid, (unsigned)st.st_gid);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Walk the directory dfd (at w->path, of length len; st its own stat, ro its mount's flag),
  * never following a link; areach and rreach say whether the agent and the runner can list
  * it. An entry that went away while it was walked is passed over.
@@ -1139,6 +1198,9 @@ check_shared_places(struct ep *ep, enum sb_iso_phase ph)
 	w->deadline = start + SHARED_WALK_MS;
 	for (size_t i = 0; i < SB_ARRAY_SIZE(pseudo); i++)
 		shared_skip_add(w, pseudo[i]);
+	/* The scripts' own root: closed to the agent (runner_root_closed), nothing in it is. */
+	if (strcmp(ep->cfg.runner_root, "/") != 0)
+		shared_skip_add(w, ep->cfg.runner_root);
 	for (size_t i = 0; i < sb->nhidden; i++)
 		shared_skip_add(w, sb->hidden[i]);
 	for (size_t i = 0; i < sb->nprivate; i++)
@@ -1215,6 +1277,26 @@ root_devices(struct sb_argv *env)
 	sb_env_set(env, "SSE_PROBE_DEVS", buf);
 }
 
+/* The container's root_files as "dev:ino,..." for the runner's probe, when the scripts have a
+ * root of their own. */
+static void
+root_file_ids(const struct ep *ep, struct sb_argv *env)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(256);
+
+	if (strcmp(ep->cfg.runner_root, "/") == 0)
+		return;
+	for (size_t i = 0; i < SB_ARRAY_SIZE(root_files); i++) {
+		struct stat st;
+
+		if (stat(root_files[i], &st) < 0)
+			memset(&st, 0, sizeof(st));
+		(void)sb_buf_appendf(&b, NULL, "%s%llu:%llu", i > 0 ? "," : "",
+		    (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	}
+	sb_env_set(env, "SSE_PROBE_ROOT_FILES", b.s);
+}
+
 /* Run the probe as role with creds, feeding it the path list; record its answers. */
 static void
 run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb_creds *creds)
@@ -1262,6 +1344,7 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 		sb_env_set(&env, "SSE_PROBE_HIDDEN", hidden);
 		root_namespaces(&env);
 		root_devices(&env);
+		root_file_ids(ep, &env);
 		cmd.sandbox = runner_sandbox(ep, &err);
 		if (cmd.sandbox == NULL) {
 			sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false, "runner: %s",
@@ -1323,8 +1406,10 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 		/* No runner here: scripts run in the task container, whose record says how. */
 		ep_sidecar_merge_task(ep, ph);
 	else if (ep->have_runner) {
-		run_probe(ep, ph, "runner", &ep->runner_creds);
-		check_shared_places(ep, ph);
+		if (runner_root_closed(ep, ph)) {
+			run_probe(ep, ph, "runner", &ep->runner_creds);
+			check_shared_places(ep, ph);
+		}
 	} else
 		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_IDENTITY, false, "no runner user '%s'",
 		    ep->cfg.runner_user);

@@ -150,6 +150,7 @@ load_config(struct ep_config *c, struct sb_error **err)
 	    env_path("SSE_BENCH_PATH", "/ssebench", &c->bench_path, err) < 0 ||
 	    env_path("SSE_REPO_PATH", "/ssebench-repo", &c->repo_path, err) < 0 ||
 	    env_path("SSE_RUNNER_DIR", "/var/lib/ssebench-runner", &c->runner_dir, err) < 0 ||
+	    env_path("SSE_RUNNER_ROOT", "/", &c->runner_root, err) < 0 ||
 	    env_path("SSE_DAEMON_STATE", "/var/lib/ssebench-daemon", &c->daemon_state, err) < 0 ||
 	    env_path("SSE_REFERENCE_PATH", "/reference/patch.diff", &c->reference_path, err) < 0)
 		return -1;

@@ -669,7 +669,7 @@ agent_env(const struct ep *ep, struct sb_argv *env)
 {
 	static const char *const drop[] = { "SSE_ADMIN_SOCKET", "SSE_RESULTS", "SSE_SECRETS_FILE",
 		"SSE_DAEMON_BIN", "SSE_EVALUATOR_BIN", "SSE_DAEMON_STATE", "SSE_RUNNER_DIR",
-		"SSE_REPO_PATH", "SSE_AGENT_CGROUP", "HOME", "USER", "LOGNAME", "PWD", "OLDPWD",
+		"SSE_RUNNER_ROOT", "SSE_REPO_PATH", "SSE_AGENT_CGROUP", "HOME", "USER", "LOGNAME", "PWD", "OLDPWD",
 		"MAIL", NULL };
 
 	env_inherit(env, drop);

@@ -27,7 +27,7 @@ case $src in
 esac
 [ -d "$src" ] || die "no source directory '$src' in the case image"
 [ -d /ssebench ] || die "no /ssebench in the case image"
-for tool in cp chown chmod find git groupadd groupdel useradd userdel getent; do
+for tool in cp chown chmod find git groupadd groupdel useradd userdel getent tar; do
 	command -v "$tool" >/dev/null 2>&1 || die "the case image lacks '$tool'"
 done
 
@@ -82,4 +82,39 @@ chown model:model /tmp/sse-archive
 # 5. The agent's own command (sse: the task, its prompt, the daemon's tools, the dialog).
 mkdir -p /usr/local/bin
 ln -sf /opt/ssebench/bin/sse /usr/local/bin/sse
+# 6. The task scripts' own root: a copy of the image as it is now, which the runner's sandbox
+#    enters (SSE_RUNNER_ROOT, src/libsb/sandbox.c:enter_root). A copy, not a bind: its files
+#    are other inodes than the ones the agent reads, so code that runs next to the PoC or the
+#    hidden tests cannot signal through the page cache (read a page of a file the agent can
+#    read, which the agent finds cached afterwards). Left out: the kernel's file systems,
+#    the places the sandbox replaces or hides anyway and the task files (mounted in from the
+#    container, where the daemon checks them); their directories stay, to mount on. 0710
+#    root:sse-runner: the agent (no supplementary group) cannot even look in. This is the
+#    last step: whatever is changed after it, the scripts would not see.
+root=/var/lib/ssebench-root
+say "the task scripts' own root at $root"
+rm -rf "$root"
+mkdir -p "$root"
+set -- ./proc ./sys ./dev ./tmp ./var/tmp ./run ./ssebench ./ssebench-repo ./var/lib/ssebench \
+	./var/lib/ssebench-runner ./var/lib/ssebench-daemon ./var/lib/ssebench-root ./home/model ".$src"
+excl=""
+for e in "$@"; do excl="$excl --exclude=$e"; done
+# shellcheck disable=SC2086 # the exclusions are one word each
+tar -C / --one-file-system --numeric-owner $excl -cf - . | tar -C "$root" --numeric-owner -xpf - ||
+	die "the copy of the image for the task scripts failed"
+# Each left-out directory comes back empty, to mount on, with its mode (a root-only place
+# stays closed to the scripts where nothing is mounted on it) and root as its owner (nothing
+# in the copy is the agent's).
+for e in "$@"; do
+	[ -d "/$e" ] || continue
+	mkdir -p "$root/$e"
+	chown 0:0 "$root/$e"
+	chmod --reference="/$e" "$root/$e"
+done
+# The engine's files of the build container (/etc/hosts, /etc/resolv.conf) are not the
+# image's: the scripts, whose network is loopback alone, get loopback's names and no server.
+printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
+: >"$root/etc/resolv.conf"
+chown root:sse-runner "$root"
+chmod 0710 "$root"
 say "done"

@@ -566,6 +566,9 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	/* The walk for places shared by the agent and the scripts covers the whole view: set
 	 * here, so that no ENV of a task image can point it at an empty directory. */
 	sb_argv_pushl(a, "-e", "SSE_SHARED_WALK_ROOT=/", NULL);
+	/* The scripts' own root (images/sandbox/setup-tool-layer.sh, step 6), pinned likewise:
+	 * a task image's ENV must not give them the agent's files back. */
+	sb_argv_pushl(a, "-e", "SSE_RUNNER_ROOT=" RUNNER_ROOT, NULL);
 	/* The agent's processes run where the daemon runs them (not the sidecar agent's). */
 	if (rx->agent_cgroup != NULL && (role == NULL || task)) {
 		sb_argv_push(a, "--mount");

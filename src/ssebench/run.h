@@ -9,6 +9,9 @@
 #include "sb/error.h"
 #include "sb/verdict.h"
 
+/* Where the task image holds the scripts' own copy of itself (setup-tool-layer.sh, step 6). */
+#define RUNNER_ROOT "/var/lib/ssebench-root"
+
 /* UTC "YYYYMMDD-HHMMSS-xxxxxx" (6 random hex digits). */
 char *run_id_new(void);
 

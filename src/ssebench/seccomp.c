@@ -35,15 +35,20 @@
 
 #include "run.h"
 
-/* Denied to every process of a run container (EPERM). */
+/*
+ * Denied to every process of a run container (EPERM). pivot_root is not: the runner's
+ * sandbox enters a root of its own with it, inside its user namespace. Nothing else can use
+ * it: the container's root has no CAP_SYS_ADMIN (Docker's default set), and every process
+ * that runs code the agent wrote is under the stricter filter, which denies it.
+ */
 static const char *const denied[] = {
 	"acct", "add_key", "bpf", "clock_adjtime", "clock_adjtime64", "clock_settime",
 	"clock_settime64", "create_module", "delete_module", "finit_module", "fsconfig",
 	"fsmount", "fsopen", "fspick", "get_kernel_syms", "init_module", "io_uring_enter",
 	"io_uring_register", "io_uring_setup", "ioperm", "iopl", "kcmp", "kexec_file_load",
 	"kexec_load", "keyctl", "lookup_dcookie", "move_mount", "name_to_handle_at",
-	"nfsservctl", "open_by_handle_at", "open_tree", "perf_event_open", "pivot_root",
-	"process_vm_readv", "process_vm_writev", "query_module", "quotactl", "quotactl_fd",
+	"nfsservctl", "open_by_handle_at", "open_tree", "perf_event_open", "process_vm_readv",
+	"process_vm_writev", "query_module", "quotactl", "quotactl_fd",
 	"reboot", "request_key", "setns", "settimeofday", "stime", "swapoff", "swapon", "sysfs",
 	"_sysctl", "syslog", "uselib", "userfaultfd", "ustat", "vhangup", "vm86", "vm86old",
 	NULL,

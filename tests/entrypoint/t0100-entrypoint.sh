@@ -663,6 +663,38 @@ if command -v python3 >/dev/null; then
 	is "$(printf '%s\n' "$ep_out" | grep -c 'places shared by the agent and the runner below')" 1 \
 		"shared places: looked for once, before the agent (nothing it could write or own is walked)"
 
+	# The scripts' own root (SSE_RUNNER_ROOT: in an image, a copy of it made at build time,
+	# images/sandbox/setup-tool-layer.sh), so that code next to the hidden material shares
+	# no page of a file with the agent. Missing, open to the agent, or no copy at all (the
+	# agent's own /usr bound in): not scored.
+	run_ep SSE_RUNNER_ROOT="$SB_TMP/no-such-root" -- "$B/probe"
+	is "$ep_rc" 1 "own root: a missing one is not scored"
+	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
+		'^runner: no root of its own at .*/no-such-root' "own root: and says so"
+	mkdir -m 0755 "$SB_TMP/open-root"
+	run_ep SSE_RUNNER_ROOT="$SB_TMP/open-root" -- "$B/probe"
+	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
+		'^runner: its root .*/open-root is open to the agent \(mode 0755' \
+		"own root: one the agent could look into is not scored"
+	RR=$SB_TMP/bound-root
+	mkdir -p "$RR/usr" "$RR/etc" "$RR/proc" "$RR/dev" "$RR/sys" "$RR/tmp" "$RR/var/tmp" \
+		"$RR$RUNNER_DIR" "$RR$D/bench" "$RR$SB_BUILDDIR"
+	for l in bin lib lib64 sbin; do ln -s "usr/$l" "$RR/$l"; done
+	chgrp "$(id -g "$RUNNER_USER")" "$RR"
+	chmod 0710 "$RR"
+	if mount --bind /usr "$RR/usr" && mount --bind /etc "$RR/etc" &&
+		mount --bind "$SB_BUILDDIR" "$RR$SB_BUILDDIR"; then
+		run_ep SSE_RUNNER_ROOT="$RR" -- "$B/probe"
+		is "$ep_rc" 1 "own root: one that holds the agent's own files is not scored"
+		like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
+			'^runner: /usr is the agent.s own file \(the scripts have no root of their own\)' \
+			"own root: the probe, run in it, finds /usr the same as the agent's"
+		umount "$RR$SB_BUILDDIR" "$RR/etc" "$RR/usr"
+	else
+		ok 1 "own root: could not bind the host's /usr to try"
+		ok 1 "own root: (skipped)"
+	fi
+
 	# SSE_ISOLATION=record: the same run goes on (for debugging a runner) but stays unscored.
 	run_ep SSE_ISOLATION=record SSE_REFERENCE_RUN=1 -- "$B/probe"
 	is "$ep_rc" 0 "isolation record mode: the run goes on"
