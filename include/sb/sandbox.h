@@ -11,11 +11,11 @@
  *   - a network with only a loopback interface, up: no other run, no model proxy, no host,
  *     and not the daemon's TCP port or the MCP server (loopback is its own);
  *   - optionally a root of its own: a copy of the image that no file of the agent's view
- *     shares an inode with (made when the image is built), with the container's /proc,
- *     /dev and /sys, its writable places and the few places it is given (`bound`) mounted
- *     in at the same paths. Code that runs next to hidden material then cannot touch a
+ *     shares an inode with (made when the image is built), with the container's /proc and
+ *     /dev, its writable places and the few places it is given (`bound`) mounted in at the
+ *     same paths, and no /sys. Code that runs next to hidden material then cannot touch a
  *     page the agent can read, so the page cache carries nothing from one to the other
- *     (docs/integrity.md, "the runner's own root");
+ *     (docs/integrity.md, "the scripts' own root");
  *   - every mount read-only, but the places it is given to write (bind-mounted onto
  *     themselves first, so they stay writable);
  *   - a fresh tmpfs on each private temporary directory (/tmp, /var/tmp, /dev/shm): nothing
@@ -53,11 +53,12 @@ struct sb_sandbox {
 	const char *writable[SB_SANDBOX_PATHS_MAX];    /* directories that stay writable */
 	const char *private_tmp[SB_SANDBOX_PATHS_MAX]; /* each gets a fresh tmpfs, mode 1777 */
 	const char *hidden[SB_SANDBOX_PATHS_MAX];      /* each is covered by an empty tmpfs */
-	const char *bound[SB_SANDBOX_PATHS_MAX];       /* with root: the container's, kept */
+	const char *bound[SB_SANDBOX_PATHS_MAX];       /* with root: the container's, kept
+							  * read-only */
 	size_t nwritable, nprivate, nhidden, nbound;
 	/* NULL: the container's root. Otherwise an absolute directory (not "/") that becomes
-	 * the root; each writable and bound place, /proc, /dev and /sys are mounted into it
-	 * at the same paths, and must have a directory there to be mounted on. */
+	 * the root; each writable and bound place, /proc and /dev are mounted into it at the
+	 * same paths, and must have a directory there to be mounted on. */
 	const char *root;
 	unsigned long long tmp_size; /* bytes per private tmpfs; 0: SB_SANDBOX_TMP_DEFAULT */
 	/* What sb_sandbox_prepare fills in, for the child (which may not allocate). */
@@ -79,19 +80,36 @@ int sb_sandbox_add(const char **list, size_t *n, const char *path, struct sb_err
 int sb_sandbox_prepare(struct sb_sandbox *sb, uid_t uid, gid_t gid, struct sb_error **err);
 
 /*
- * The runner's sandbox: runner_dir writable (its workspaces, homes and staged copies), a
- * private /tmp, /var/tmp and /dev/shm, and hidden: each directory of `others`
- * (NULL-terminated: the places the agent can write and the socket directories), and
- * /run/lock. A directory of others that is, or is above, runner_dir, or that lies in a
- * private directory (gone anyway), is left out: the isolation probe, run in the same
- * sandbox, then finds whatever stayed reachable. With `root` (NULL or "/": the
- * container's), the root of its own described above, with runner_dir and `task_dir` (the
- * task files, which the daemon checks in the container) mounted in. Prepared for creds'
- * ids. The strings must outlive every child started with sb.
+ * The places the task scripts' sandboxes are built from (the daemon's and the entrypoint's
+ * configuration; one builder, so the runner's probe sees what a script sees). The strings
+ * must outlive the sandboxes; so must this struct, which holds the derived directories.
  */
-int sb_sandbox_for_runner(struct sb_sandbox *sb, const char *runner_dir,
-    const char *const *others, const char *root, const char *task_dir, uid_t uid, gid_t gid,
-    struct sb_error **err);
+struct sb_runner_places {
+	const char *runner_dir;		/* writable: workspaces, homes, staged copies */
+	const char *source, *agent_home, *archive, *state_dir, *results, *repo_path; /* hidden */
+	const char *agent_socket, *admin_socket; /* their directories are hidden */
+	const char *root;		/* the scripts' own root, or NULL or "/": none */
+	/* Filled in by sb_sandbox_for_runner. */
+	char socket_dir[2][SB_SANDBOX_PATH_BYTES], root_parent[SB_SANDBOX_PATH_BYTES];
+	const char *hidden[12];
+};
+
+/*
+ * The task scripts' two sandboxes. Both: runner_dir writable (its workspaces, homes and
+ * staged copies), a private /tmp, /var/tmp and /dev/shm, and hidden: the agent's tree, home
+ * and archive, the daemon's state, the socket directories, the results, the pristine
+ * repository and /run/lock. A hidden place that is, or is above, runner_dir, or that lies
+ * in a private directory (gone anyway), is left out: the isolation probe, run in the same
+ * sandbox, then finds whatever stayed reachable.
+ *   - `open`, for the jobs whose output the agent sees (its builds and functional tests):
+ *     the container's root, with the directory holding the scripts' own root hidden too;
+ *   - `withheld`, for the jobs whose output it never sees (checks on hidden material, and
+ *     all of grading): the scripts' own root (pl->root, described above), so that what
+ *     they do to the page cache of a file can reach neither the agent nor its next build.
+ * Without a root of their own the two are the same. Prepared for uid/gid.
+ */
+int sb_sandbox_for_runner(struct sb_sandbox *open, struct sb_sandbox *withheld,
+    struct sb_runner_places *pl, uid_t uid, gid_t gid, struct sb_error **err);
 
 /*
  * In the child, after the uid change: make and enter the namespaces, set up the mounts and

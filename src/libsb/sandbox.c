@@ -10,7 +10,7 @@
  *      unprivileged gid map);
  *   3. bring up loopback;
  *   4. mounts: private propagation; with a root of its own, that root bound onto itself,
- *      the container's /proc, /dev, /sys, writable and bound places mounted into it, and
+ *      the container's /proc and /dev, writable and bound places mounted into it, and
  *      pivot_root into it (the container's root detached: nothing of it stays reachable);
  *      the writable places bound onto themselves, everything
  *      read-only, the writable places (and /proc, /dev) back to read-write, then the private
@@ -124,28 +124,42 @@ sb_sandbox_prepare(struct sb_sandbox *sb, uid_t uid, gid_t gid, struct sb_error 
 	return 0;
 }
 
-int
-sb_sandbox_for_runner(struct sb_sandbox *sb, const char *runner_dir, const char *const *others,
-    const char *root, const char *task_dir, uid_t uid, gid_t gid, struct sb_error **err)
+/* The directory path is in, into dir (SB_SANDBOX_PATH_BYTES): "/" for "/x" and for "/". */
+static int
+parent_of(const char *path, char *dir, struct sb_error **err)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (path[0] != '/' || slash == NULL)
+		return sb_error_set(err, EINVAL, "sandbox path '%s' is not absolute", path);
+	n = slash == path ? 1 : (size_t)(slash - path);
+	if (n >= SB_SANDBOX_PATH_BYTES)
+		return sb_error_set(err, ENAMETOOLONG, "sandbox path '%s' is too long", path);
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	return 0;
+}
+
+/* One of the two sandboxes of sb_sandbox_for_runner. */
+static int
+runner_one(struct sb_sandbox *sb, const struct sb_runner_places *pl, const char *root,
+    const char *const *others, uid_t uid, gid_t gid, struct sb_error **err)
 {
 	static const char *const tmp[] = { "/tmp", "/var/tmp", "/dev/shm" };
 
 	memset(sb, 0, sizeof(*sb));
-	if (root != NULL && strcmp(root, "/") != 0) {
-		sb->root = root;
-		if (task_dir != NULL && sb_sandbox_add(sb->bound, &sb->nbound, task_dir, err) < 0)
-			return -1;
-	}
-	if (sb_sandbox_add(sb->writable, &sb->nwritable, runner_dir, err) < 0)
+	sb->root = root;
+	if (sb_sandbox_add(sb->writable, &sb->nwritable, pl->runner_dir, err) < 0)
 		return -1;
 	for (size_t i = 0; i < SB_ARRAY_SIZE(tmp); i++)
-		if (!covers(tmp[i], runner_dir) &&
+		if (!covers(tmp[i], pl->runner_dir) &&
 		    sb_sandbox_add(sb->private_tmp, &sb->nprivate, tmp[i], err) < 0)
 			return -1;
 	if (sb_sandbox_add(sb->hidden, &sb->nhidden, "/run/lock", err) < 0)
 		return -1;
-	for (const char *const *o = others; o != NULL && *o != NULL; o++) {
-		bool skip = covers(*o, runner_dir);
+	for (const char *const *o = others; *o != NULL; o++) {
+		bool skip = covers(*o, pl->runner_dir);
 
 		for (size_t i = 0; i < sb->nprivate && !skip; i++)
 			skip = covers(sb->private_tmp[i], *o);
@@ -155,6 +169,45 @@ sb_sandbox_for_runner(struct sb_sandbox *sb, const char *runner_dir, const char 
 			return -1;
 	}
 	return sb_sandbox_prepare(sb, uid, gid, err);
+}
+
+int
+sb_sandbox_for_runner(struct sb_sandbox *open, struct sb_sandbox *withheld,
+    struct sb_runner_places *pl, uid_t uid, gid_t gid, struct sb_error **err)
+{
+	const char *const paths[] = { pl->source, pl->agent_home, pl->archive, pl->state_dir,
+		pl->results, pl->repo_path };
+	const char *const socks[] = { pl->agent_socket, pl->admin_socket };
+	bool own = pl->root != NULL && strcmp(pl->root, "/") != 0;
+	size_t n = 0;
+
+	if (pl->runner_dir == NULL)
+		return sb_error_set(err, EINVAL, "sandbox: no runner directory");
+	for (size_t i = 0; i < SB_ARRAY_SIZE(paths); i++)
+		if (paths[i] != NULL)
+			pl->hidden[n++] = paths[i];
+	for (size_t i = 0; i < SB_ARRAY_SIZE(socks); i++) {
+		if (socks[i] == NULL)
+			continue;
+		if (parent_of(socks[i], pl->socket_dir[i], err) < 0)
+			return -1;
+		if (strcmp(pl->socket_dir[i], "/") != 0)
+			pl->hidden[n++] = pl->socket_dir[i];
+	}
+	pl->hidden[n] = NULL;
+	if (runner_one(withheld, pl, own ? pl->root : NULL, pl->hidden, uid, gid, err) < 0)
+		return -1;
+	/* The open one hides the directory the root is in (0710: root is the runner's way in). */
+	if (own) {
+		if (parent_of(pl->root, pl->root_parent, err) < 0)
+			return -1;
+		if (strcmp(pl->root_parent, "/") == 0)
+			return sb_error_set(err, EINVAL, "sandbox: the root '%s' must be below a "
+			    "directory of its own", pl->root);
+		pl->hidden[n++] = pl->root_parent;
+		pl->hidden[n] = NULL;
+	}
+	return runner_one(open, pl, NULL, pl->hidden, uid, gid, err);
 }
 
 /* write(2) a whole string to a file that exists; async-signal-safe. */
@@ -312,6 +365,114 @@ join_path(char *dst, const char *a, const char *b)
 	dst[na + nb] = '\0';
 }
 
+/* getdents64's record; older headers lack a declaration. */
+struct sandbox_dirent64 {
+	unsigned long long d_ino;
+	long long d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* A decimal pid ("123") or not: 0. */
+static pid_t
+pid_of_name(const char *s)
+{
+	long v = 0;
+
+	if (*s < '1' || *s > '9')
+		return 0;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9' || v > 1L << 30)
+			return 0;
+		v = v * 10 + (*s - '0');
+	}
+	return (pid_t)v;
+}
+
+/*
+ * Cover /proc/<pid> with an empty, closed directory: the first one a tmpfs, the others
+ * binds of it. A process gone meanwhile is nothing to cover.
+ */
+static int
+cover_pid(const char *name, char *first)
+{
+	char path[64] = "/proc/";
+
+	if (strlen(name) > 20)
+		return 0;
+	memcpy(path + 6, name, strlen(name) + 1);
+	if (first[0] == '\0') {
+		if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			"mode=0000,size=4096,nr_inodes=1") < 0)
+			return errno == ENOENT ? 0 : -1;
+		memcpy(first, path, strlen(path) + 1);
+		return 0;
+	}
+	if (mount(first, path, NULL, MS_BIND, NULL) < 0)
+		return errno == ENOENT ? 0 : -1;
+	return 0;
+}
+
+/*
+ * In a root of its own the scripts run what must not reach the agent (checks on hidden
+ * material, grading). /proc is the container's, one pid namespace with the agent's
+ * processes: a lookup of /proc/<pid>/environ of one of them makes a cached name that
+ * stays while that process lives, and the agent, thawed, could tell which by the time its
+ * own first lookups take (a bit a process; the agent can start thousands). So every
+ * process but this one (and what it starts later) is covered, each thread's /proc/<tid>
+ * too, which /proc does not list. The agent is frozen while this runs: none of its
+ * processes can appear after the listing. Async-signal-safe: getdents64 into the stack.
+ */
+static int
+cover_other_processes(const char **ret_step)
+{
+	char buf[4096], tbuf[2048], first[64] = "", self[24];
+	int fd, n;
+
+	*ret_step = "sandbox: cover the other processes in /proc";
+	int_to_dec((int)getpid(), self);
+	fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while ((n = (int)syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (int off = 0; off < n;) {
+			struct sandbox_dirent64 *d = (struct sandbox_dirent64 *)(buf + off);
+			char task[64] = "/proc/";
+			int tfd, tn;
+
+			off += d->d_reclen;
+			if (pid_of_name(d->d_name) == 0 || strcmp(d->d_name, self) == 0 ||
+			    strlen(d->d_name) > 20)
+				continue;
+			/* Its threads first: once it is covered, its task/ is out of reach. */
+			memcpy(task + 6, d->d_name, strlen(d->d_name));
+			memcpy(task + 6 + strlen(d->d_name), "/task", 6);
+			tfd = open(task, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			while (tfd >= 0 && (tn = (int)syscall(SYS_getdents64, tfd, tbuf, sizeof(tbuf))) > 0)
+				for (int toff = 0; toff < tn;) {
+					struct sandbox_dirent64 *t = (struct sandbox_dirent64 *)(tbuf + toff);
+
+					toff += t->d_reclen;
+					if (pid_of_name(t->d_name) != 0 && strcmp(t->d_name, d->d_name) != 0 &&
+					    cover_pid(t->d_name, first) < 0) {
+						close(tfd);
+						close(fd);
+						return -1;
+					}
+				}
+			if (tfd >= 0)
+				close(tfd);
+			if (cover_pid(d->d_name, first) < 0) {
+				close(fd);
+				return -1;
+			}
+		}
+	}
+	close(fd);
+	return n < 0 ? -1 : 0;
+}
+
 /*
  * The root of its own: bind it onto itself (pivot_root needs a mount), mount into it what
  * it keeps of the container, then make it the root and detach the container's. Every
@@ -321,13 +482,18 @@ join_path(char *dst, const char *a, const char *b)
 static int
 enter_root(const struct sb_sandbox *sb, const char **ret_step)
 {
-	static const char *const pseudo[] = { "/proc", "/dev", "/sys" };
+	/*
+	 * Not /sys: a name looked up in it (one that exists, or one that does not: sysfs keeps
+	 * both) stays cached for the agent to time afterwards. The copy's /sys stays an empty
+	 * directory. /proc's entries of other processes are covered (cover_other_processes).
+	 */
+	static const char *const pseudo[] = { "/proc", "/dev" };
 	char target[SB_SANDBOX_PATH_BYTES];
 
 	*ret_step = "sandbox: bind its root";
 	if (mount(sb->root, sb->root, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return -1;
-	*ret_step = "sandbox: mount /proc, /dev and /sys into its root";
+	*ret_step = "sandbox: mount /proc and /dev into its root";
 	for (size_t i = 0; i < SB_ARRAY_SIZE(pseudo); i++) {
 		if (!dir_exists(pseudo[i]))
 			continue;
@@ -413,7 +579,7 @@ sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step)
 	*ret_step = "sandbox: working directory";
 	if (cwd_fd >= 0 && fd_path(cwd_fd, cwd) < 0)
 		return -1;
-	if (sb->root != NULL && enter_root(sb, ret_step) < 0)
+	if (sb->root != NULL && (enter_root(sb, ret_step) < 0 || cover_other_processes(ret_step) < 0))
 		return -1;
 	/* Each writable place becomes a mount of its own, so it can stay read-write. */
 	*ret_step = "sandbox: bind the writable places";

@@ -26,8 +26,10 @@
 #include <sys/un.h>
 #include <mqueue.h>
 #include <sched.h>
+#include <pthread.h>
 #include <sys/mount.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -201,6 +203,11 @@ static const struct {
 	{ "ls -A \"$HID\" | wc -l; ls -A \"$TMPD\" | wc -l", "0\n0\n" },
 	{ "touch /sandbox-test-$$ 2>&1 | grep -c 'Read-only'", "1\n" },
 	{ "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | grep -cv '^lo$'", "0\n" },
+	/* No /sys: a name looked up there would stay cached for the agent to time. */
+	{ "ls -A /sys | wc -l", "0\n" },
+	/* Other processes covered in /proc (pid 1 is never ours), its own and its children not. */
+	{ "[ -e /proc/1/status ] && echo seen || echo covered; sleep 1 & "
+	  "[ -r /proc/$!/status ] && [ -r /proc/$$/status ] && echo own", "covered\nown\n" },
 	/* The container's root is detached, not hidden under the new one. */
 	{ "while read -r _ _ _ r m _; do [ \"$m\" = / ] && { [ \"$r\" = / ] && echo theirs || echo own; }; "
 	  "done </proc/self/mountinfo", "own\n" },
@@ -264,6 +271,38 @@ START_TEST(test_own_root_nested_places)
 	ck_assert_msg(r.exit_code == 0 && strcmp(r.out.s, "w\nread-only\n") == 0,
 	    "nested: exit %d, got '%s' (stderr '%s')", r.exit_code, r.out.s, r.err.s);
 	ck_assert_int_eq(access(f, F_OK), 0);
+	sb_cmd_result_release(&r);
+}
+END_TEST
+
+static void *
+sleeper(void *arg)
+{
+	pid_t *tid = arg;
+
+	*tid = (pid_t)syscall(SYS_gettid);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* A thread of another process, reached as /proc/<tid> (not listed), is covered too. */
+START_TEST(test_own_root_covers_threads)
+{
+	volatile pid_t tid = 0;
+	pthread_t th;
+	struct sb_cmd_result r;
+	_cleanup_free_ char *script = NULL;
+
+	ck_assert_int_eq(pthread_create(&th, NULL, sleeper, (void *)&tid), 0);
+	while (tid == 0)
+		usleep(1000);
+	script = sb_xasprintf("[ -e /proc/%d/status ] && echo seen || echo covered; "
+			      "[ -e /proc/%d/status ] && echo seen || echo covered",
+	    (int)tid, (int)getpid());
+	run_script_in(script, true, true, NULL, &r);
+	ck_assert_msg(strcmp(r.out.s, "covered\ncovered\n") == 0, "got '%s' (stderr '%s')",
+	    r.out.s, r.err.s);
 	sb_cmd_result_release(&r);
 }
 END_TEST
@@ -334,11 +373,44 @@ START_TEST(test_prepare_refuses_hiding_the_writable)
 		ck_assert_int_eq(sb_sandbox_add(sb.bound, &sb.nbound, bound, &err), 0);
 		ck_assert_int_lt(sb_sandbox_prepare(&sb, NOBODY, NOBODY, &err), 0);
 		sb_error_release(&err);
-		/* "/" from the runner's builder means the container's root. */
-		ck_assert_int_eq(sb_sandbox_for_runner(&sb, own, NULL, "/", bound, NOBODY, NOBODY,
+	}
+	/* The runner's two sandboxes: without a root of its own both are the container's; with
+	 * one, the withheld one enters it and the open one hides the directory it is in. */
+	{
+		struct sb_runner_places pl;
+		struct sb_sandbox open_sb, withheld_sb;
+		_cleanup_free_ char *root = sb_xasprintf("%s/image", newroot);
+		bool hides_parent = false;
+
+		memset(&pl, 0, sizeof(pl));
+		pl.runner_dir = own;
+		pl.source = hidden;
+		pl.agent_socket = "/run/sock-dir/sse.sock";
+		pl.root = "/";
+		ck_assert_int_eq(sb_sandbox_for_runner(&open_sb, &withheld_sb, &pl, NOBODY, NOBODY,
 				     &err), 0);
-		ck_assert_ptr_null(sb.root);
-		ck_assert_int_eq(sb.nbound, 0);
+		ck_assert_ptr_null(open_sb.root);
+		ck_assert_ptr_null(withheld_sb.root);
+		ck_assert_int_eq(open_sb.nhidden, withheld_sb.nhidden);
+		pl.root = root;
+		ck_assert_int_eq(sb_sandbox_for_runner(&open_sb, &withheld_sb, &pl, NOBODY, NOBODY,
+				     &err), 0);
+		ck_assert_str_eq(withheld_sb.root, root);
+		ck_assert_ptr_null(open_sb.root);
+		for (size_t i = 0; i < open_sb.nhidden; i++)
+			hides_parent |= strcmp(open_sb.hidden[i], newroot) == 0;
+		ck_assert_msg(hides_parent, "the open sandbox does not hide %s", newroot);
+		ck_assert_int_eq(open_sb.nhidden, withheld_sb.nhidden + 1);
+		/* The socket's directory, not the socket. */
+		hides_parent = false;
+		for (size_t i = 0; i < withheld_sb.nhidden; i++)
+			hides_parent |= strcmp(withheld_sb.hidden[i], "/run/sock-dir") == 0;
+		ck_assert(hides_parent);
+		/* A root right below / has no directory of its own to hide. */
+		pl.root = "/image";
+		ck_assert_int_lt(sb_sandbox_for_runner(&open_sb, &withheld_sb, &pl, NOBODY, NOBODY,
+				     &err), 0);
+		sb_error_release(&err);
 	}
 	/* A sandbox without credentials to drop to is refused when the child starts. */
 	{
@@ -368,6 +440,7 @@ sandbox_suite(void)
 	tcase_add_loop_test(tc, test_own_root, 0, (int)SB_ARRAY_SIZE(root_cases));
 	tcase_add_test(tc, test_own_root_refuses_a_cwd_left_out);
 	tcase_add_test(tc, test_own_root_nested_places);
+	tcase_add_test(tc, test_own_root_covers_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
