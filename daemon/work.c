@@ -60,7 +60,15 @@ static struct sb_seccomp *untrusted_filter;
  * shown only in what the check itself answers.
  */
 static struct sb_sandbox runner_sandbox;
-static char *sandbox_paths[9]; /* the places below, NULL-terminated */
+/*
+ * The same for the jobs whose output the agent never sees (checks on hidden material, and
+ * everything once its phase is over): in the scripts' own root (SSE_RUNNER_ROOT), a copy of
+ * the image that the agent cannot read and its builds, in runner_sandbox, cannot see. What
+ * such a job does to the page cache of a file therefore reaches neither the agent nor the
+ * output of its next build (docs/integrity.md, "the scripts' own root").
+ */
+static struct sb_sandbox withheld_sandbox;
+static struct sb_runner_places runner_places;
 static char **poc_support_paths; /* support directories for run_poc only, absolute */
 
 /* --- small helpers ------------------------------------------------------------------ */
@@ -552,7 +560,9 @@ run_as_runner(struct helper *h, const char *path, char *const *argv, int cwd_fd,
 	cmd.stdout_fd = SB_CMD_CAPTURE;
 	cmd.stderr_fd = SB_CMD_CAPTURE;
 	cmd.creds = &h->c->runner;
-	cmd.sandbox = sandbox != NULL ? sandbox : &runner_sandbox;
+	if (sandbox == NULL)
+		sandbox = h->agent_phase ? &runner_sandbox : &withheld_sandbox;
+	cmd.sandbox = sandbox;
 	cmd.seccomp = untrusted_filter;
 	cmd.rlimits = limits;
 	cmd.n_rlimits = SB_ARRAY_SIZE(limits);
@@ -902,7 +912,7 @@ hidden_check_begin(struct helper *h, struct job_spec *j, const char *workspace,
     struct hidden_check *hc, struct sb_error **err)
 {
 	memset(hc, 0, sizeof(*hc));
-	hc->sb = runner_sandbox;
+	hc->sb = withheld_sandbox;
 	hc->sb.nwritable = 0;
 	hc->sb.prepared = false;
 	/* In a root of its own only what is mounted in is there: the runner's area (the build
@@ -1981,28 +1991,19 @@ work_setup(struct helper *h, struct sb_error **err)
 	 * state (the agent's git baseline and bash state are below it), the two socket
 	 * directories, the results and the pristine repository (root-only anyway).
 	 */
-	{
-		const char *socket_dirs[2] = { c->agent_socket, c->admin_socket };
-		size_t n = 0;
-
-		sandbox_paths[n++] = sb_xstrdup(c->source);
-		sandbox_paths[n++] = sb_xstrdup(c->agent_home);
-		sandbox_paths[n++] = sb_xstrdup(c->archive);
-		sandbox_paths[n++] = sb_xstrdup(c->state_dir);
-		for (size_t i = 0; i < 2; i++) {
-			char *d = sb_xstrdup(socket_dirs[i]), *slash = strrchr(d, '/');
-
-			if (slash != NULL && slash != d)
-				*slash = '\0';
-			sandbox_paths[n++] = d;
-		}
-		sandbox_paths[n++] = sb_xstrdup(c->results);
-		sandbox_paths[n++] = sb_xstrdup(c->repo_path);
-		if (sb_sandbox_for_runner(&runner_sandbox, c->runner_dir,
-			(const char *const *)sandbox_paths, c->runner_root, c->bench_path,
-			c->runner.uid, c->runner.gid, err) < 0)
-			return sb_error_prefix(err, "the runner's sandbox");
-	}
+	runner_places.runner_dir = c->runner_dir;
+	runner_places.source = c->source;
+	runner_places.agent_home = c->agent_home;
+	runner_places.archive = c->archive;
+	runner_places.state_dir = c->state_dir;
+	runner_places.results = c->results;
+	runner_places.repo_path = c->repo_path;
+	runner_places.agent_socket = c->agent_socket;
+	runner_places.admin_socket = c->admin_socket;
+	runner_places.root = c->runner_root;
+	if (sb_sandbox_for_runner(&runner_sandbox, &withheld_sandbox, &runner_places,
+		c->runner.uid, c->runner.gid, err) < 0)
+		return sb_error_prefix(err, "the runner's sandbox");
 	if (work_task_permissions(h, err) < 0)
 		return -1;
 	/* What only run.sh names is hidden from every other check (support_for_poc_only). */
@@ -2020,11 +2021,14 @@ work_setup(struct helper *h, struct sb_error **err)
 			poc_support_paths[n] = sb_xasprintf("%s/%.*s", c->bench_path,
 			    (int)strcspn(*d, "="), *d);
 			if (sb_sandbox_add(runner_sandbox.hidden, &runner_sandbox.nhidden,
+				poc_support_paths[n], err) < 0 ||
+			    sb_sandbox_add(withheld_sandbox.hidden, &withheld_sandbox.nhidden,
 				poc_support_paths[n], err) < 0)
 				return sb_error_prefix(err, "the runner's sandbox");
 			n++;
 		}
-		if (n > 0 && sb_sandbox_prepare(&runner_sandbox, c->runner.uid, c->runner.gid, err) < 0)
+		if (n > 0 && (sb_sandbox_prepare(&runner_sandbox, c->runner.uid, c->runner.gid, err) < 0 ||
+			sb_sandbox_prepare(&withheld_sandbox, c->runner.uid, c->runner.gid, err) < 0))
 			return sb_error_prefix(err, "the runner's sandbox");
 	}
 	/* The pristine source is root-only too (integrity-model: /ssebench-repo 0700): it may

@@ -843,42 +843,34 @@ parse_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, struct sb_buf
 }
 
 /*
- * The sandbox the daemon gives task scripts, built the same way from the same paths
- * (sb_sandbox_for_runner), so the runner's probe sees what a script sees. Made once.
+ * The sandboxes the daemon gives task scripts, built by the same function from the same
+ * paths (sb_sandbox_for_runner), so the runner's probe sees what a script sees: `withheld`
+ * (the scripts' own root) or the open one. Made once.
  */
 static struct sb_sandbox *
-runner_sandbox(struct ep *ep, struct sb_error **err)
+runner_sandbox(struct ep *ep, bool withheld, struct sb_error **err)
 {
-	static struct sb_sandbox sb;
-	static char *paths[9];
+	static struct sb_sandbox open_sb, withheld_sb;
+	static struct sb_runner_places pl;
 	static bool made;
 
-	if (made)
-		return &sb;
-	{
-		const char *socks[2] = { ep->cfg.daemon_socket, ep->cfg.admin_socket };
-		size_t n = 0;
-
-		paths[n++] = sb_xstrdup(ep->cfg.source);
-		paths[n++] = sb_xstrdup(ep->agent_home);
-		paths[n++] = sb_xstrdup(ep->cfg.archive);
-		paths[n++] = sb_xstrdup(ep->cfg.daemon_state);
-		for (size_t i = 0; i < 2; i++) {
-			char *d = sb_xstrdup(socks[i]), *slash = strrchr(d, '/');
-
-			if (slash != NULL && slash != d)
-				*slash = '\0';
-			paths[n++] = d;
-		}
-		paths[n++] = sb_xstrdup(ep->cfg.results);
-		paths[n++] = sb_xstrdup(ep->cfg.repo_path);
+	if (!made) {
+		pl.runner_dir = ep->cfg.runner_dir;
+		pl.source = ep->cfg.source;
+		pl.agent_home = ep->agent_home;
+		pl.archive = ep->cfg.archive;
+		pl.state_dir = ep->cfg.daemon_state;
+		pl.results = ep->cfg.results;
+		pl.repo_path = ep->cfg.repo_path;
+		pl.agent_socket = ep->cfg.daemon_socket;
+		pl.admin_socket = ep->cfg.admin_socket;
+		pl.root = ep->cfg.runner_root;
+		if (sb_sandbox_for_runner(&open_sb, &withheld_sb, &pl, ep->runner_creds.uid,
+			ep->runner_creds.gid, err) < 0)
+			return NULL;
+		made = true;
 	}
-	if (sb_sandbox_for_runner(&sb, ep->cfg.runner_dir, (const char *const *)paths,
-		ep->cfg.runner_root, ep->cfg.bench_path, ep->runner_creds.uid, ep->runner_creds.gid,
-		err) < 0)
-		return NULL;
-	made = true;
-	return &sb;
+	return withheld ? &withheld_sb : &open_sb;
 }
 
 /*
@@ -1038,31 +1030,44 @@ mount_ro(int fd)
 }
 
 /*
- * The scripts' own root (SSE_RUNNER_ROOT, sb/sandbox.h), judged before the runner's probe
- * runs in it: a directory that is root's, with nothing for others and nothing for the
- * agent's group. A copy the agent could read would share pages with the scripts again, and
- * anything it could reach in there would be a place both share. "/" (none) passes; the
- * probe then finds the agent's files under the scripts and says so when a root was asked
- * for.
+ * The scripts' own root (SSE_RUNNER_ROOT, sb/sandbox.h), judged before the runner's probes
+ * run: a directory of root's that no one else can write, in a directory of root's with
+ * nothing for others and nothing for the agent's group (0710 root:sse-runner in an image),
+ * so the agent cannot even look in. A copy the agent could read would share pages with
+ * the scripts again, and what it could reach in there would be a place both share. "/"
+ * (none) passes; the probe in the withheld sandbox then finds the agent's files under the
+ * scripts and says so when a root was asked for.
  */
 static bool
 runner_root_closed(struct ep *ep, enum sb_iso_phase ph)
 {
-	_cleanup_free_ char *safe = NULL;
-	struct stat st;
+	const char *root = ep->cfg.runner_root, *slash = strrchr(root, '/');
+	_cleanup_free_ char *safe = NULL, *parent = NULL;
+	struct stat st, pst;
 
-	if (strcmp(ep->cfg.runner_root, "/") == 0)
+	if (strcmp(root, "/") == 0)
 		return true;
-	safe = sb_escape(ep->cfg.runner_root);
-	if (lstat(ep->cfg.runner_root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	safe = sb_escape(root);
+	parent = slash != NULL && slash != root ? sb_xstrndup(root, (size_t)(slash - root)) : NULL;
+	if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode) || parent == NULL ||
+	    lstat(parent, &pst) < 0 || !S_ISDIR(pst.st_mode)) {
 		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
 		    "runner: no root of its own at %s (a tool image built before it had one?)", safe);
 		return false;
 	}
-	if (st.st_uid != 0 || (st.st_mode & 07) != 0 || creds_may(&ep->agent_creds, &st, 1)) {
+	if (st.st_uid != 0 || (st.st_mode & 022) != 0) {
 		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
-		    "runner: its root %s is open to the agent (mode %04o, uid %u, gid %u)", safe,
-		    (unsigned)st.st_mode & 07777, (unsigned)st.st_uid, (unsigned)st.st_gid);
+		    "runner: its root %s can be changed by others than root (mode %04o, uid %u)",
+		    safe, (unsigned)st.st_mode & 07777, (unsigned)st.st_uid);
+		return false;
+	}
+	if (pst.st_uid != 0 || (pst.st_mode & 07) != 0 || creds_may(&ep->agent_creds, &pst, 1)) {
+		_cleanup_free_ char *psafe = sb_escape(parent);
+
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
+		    "runner: its root %s is open to the agent: %s has mode %04o, uid %u, gid %u",
+		    safe, psafe, (unsigned)pst.st_mode & 07777, (unsigned)pst.st_uid,
+		    (unsigned)pst.st_gid);
 		return false;
 	}
 	return true;
@@ -1173,7 +1178,7 @@ check_shared_places(struct ep *ep, enum sb_iso_phase ph)
 {
 	static const char *const pseudo[] = { "/proc", "/sys", "/dev" };
 	struct sb_error *err = NULL;
-	const struct sb_sandbox *sb = runner_sandbox(ep, &err);
+	const struct sb_sandbox *sb = runner_sandbox(ep, false, &err);
 	/* Where the walk starts: the container's root; a test points it at a tree of its own. */
 	const char *top = secure_getenv("SSE_SHARED_WALK_ROOT");
 	struct shared_walk *w;
@@ -1198,9 +1203,6 @@ check_shared_places(struct ep *ep, enum sb_iso_phase ph)
 	w->deadline = start + SHARED_WALK_MS;
 	for (size_t i = 0; i < SB_ARRAY_SIZE(pseudo); i++)
 		shared_skip_add(w, pseudo[i]);
-	/* The scripts' own root: closed to the agent (runner_root_closed), nothing in it is. */
-	if (strcmp(ep->cfg.runner_root, "/") != 0)
-		shared_skip_add(w, ep->cfg.runner_root);
 	for (size_t i = 0; i < sb->nhidden; i++)
 		shared_skip_add(w, sb->hidden[i]);
 	for (size_t i = 0; i < sb->nprivate; i++)
@@ -1299,7 +1301,8 @@ root_file_ids(const struct ep *ep, struct sb_argv *env)
 
 /* Run the probe as role with creds, feeding it the path list; record its answers. */
 static void
-run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb_creds *creds)
+run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb_creds *creds,
+    bool withheld)
 {
 	static const struct sb_rlimit_set nocore = { RLIMIT_CORE, 0, 0 };
 	_cleanup_buf_ struct sb_buf paths = SB_BUF_INIT(PROBE_INPUT_MAX);
@@ -1336,6 +1339,22 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 		 */
 		_cleanup_free_ char *hidden = sb_xasprintf("%s:%s:%s:%s", ep->cfg.source,
 		    ep->agent_home, ep->cfg.archive, ep->cfg.daemon_state);
+		const char *slash = strrchr(ep->cfg.runner_root, '/');
+
+		/*
+		 * The open sandbox hides the directory the scripts' own root is in. The withheld
+		 * one has no /sys, and no other process in /proc (pid 1, the entrypoint, stands
+		 * for them): names looked up there would stay cached for the agent to time.
+		 */
+		if (strcmp(ep->cfg.runner_root, "/") != 0 && slash != NULL &&
+		    slash != ep->cfg.runner_root) {
+			char *h2 = withheld ? sb_xasprintf("%s:/sys:/proc/1", hidden) :
+			    sb_xasprintf("%s:%.*s", hidden, (int)(slash - ep->cfg.runner_root),
+				ep->cfg.runner_root);
+
+			free(hidden);
+			hidden = h2;
+		}
 		_cleanup_free_ char *rnd = random_hex();
 
 		mark = sb_xasprintf("/tmp/.ssebench-probe-%s", rnd);
@@ -1344,8 +1363,9 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 		sb_env_set(&env, "SSE_PROBE_HIDDEN", hidden);
 		root_namespaces(&env);
 		root_devices(&env);
-		root_file_ids(ep, &env);
-		cmd.sandbox = runner_sandbox(ep, &err);
+		if (withheld)
+			root_file_ids(ep, &env);
+		cmd.sandbox = runner_sandbox(ep, withheld, &err);
 		if (cmd.sandbox == NULL) {
 			sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false, "runner: %s",
 			    sb_error_message(err));
@@ -1401,13 +1421,16 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 
 	if (ph == SB_ISO_BEFORE_AGENT)
 		sb_iso_record_init(&ep->iso, ep->cfg.egress_restricted);
-	run_probe(ep, ph, "agent", &ep->agent_creds);
+	run_probe(ep, ph, "agent", &ep->agent_creds, false);
 	if (ep->cfg.role == EP_ROLE_SIDECAR_AGENT)
 		/* No runner here: scripts run in the task container, whose record says how. */
 		ep_sidecar_merge_task(ep, ph);
 	else if (ep->have_runner) {
 		if (runner_root_closed(ep, ph)) {
-			run_probe(ep, ph, "runner", &ep->runner_creds);
+			/* Each of the scripts' two sandboxes (sb_sandbox_for_runner). */
+			run_probe(ep, ph, "runner", &ep->runner_creds, false);
+			if (strcmp(ep->cfg.runner_root, "/") != 0)
+				run_probe(ep, ph, "runner", &ep->runner_creds, true);
 			check_shared_places(ep, ph);
 		}
 	} else

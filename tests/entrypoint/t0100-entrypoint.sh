@@ -671,17 +671,26 @@ if command -v python3 >/dev/null; then
 	is "$ep_rc" 1 "own root: a missing one is not scored"
 	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
 		'^runner: no root of its own at .*/no-such-root' "own root: and says so"
-	mkdir -m 0755 "$SB_TMP/open-root"
-	run_ep SSE_RUNNER_ROOT="$SB_TMP/open-root" -- "$B/probe"
+	mkdir -p "$SB_TMP/open-root/image"
+	chmod 0755 "$SB_TMP/open-root"
+	run_ep SSE_RUNNER_ROOT="$SB_TMP/open-root/image" -- "$B/probe"
 	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
-		'^runner: its root .*/open-root is open to the agent \(mode 0755' \
+		'^runner: its root .*/open-root/image is open to the agent: .*/open-root has mode 0755' \
 		"own root: one the agent could look into is not scored"
-	RR=$SB_TMP/bound-root
+	mkdir -p "$SB_TMP/loose-root/image"
+	chgrp "$(id -g "$RUNNER_USER")" "$SB_TMP/loose-root"
+	chmod 0710 "$SB_TMP/loose-root"
+	chmod 0777 "$SB_TMP/loose-root/image"
+	run_ep SSE_RUNNER_ROOT="$SB_TMP/loose-root/image" -- "$B/probe"
+	like "$(jget "$R/isolation.json" 'd["phases"]["before_agent"]["runner_sandbox"]["detail"]')" \
+		'^runner: its root .*/loose-root/image can be changed by others than root \(mode 0777' \
+		"own root: one the runner could change is not scored"
+	RR=$SB_TMP/bound-root/image
 	mkdir -p "$RR/usr" "$RR/etc" "$RR/proc" "$RR/dev" "$RR/sys" "$RR/tmp" "$RR/var/tmp" \
-		"$RR$RUNNER_DIR" "$RR$D/bench" "$RR$SB_BUILDDIR"
+		"$RR$RUNNER_DIR" "$RR$SB_BUILDDIR"
 	for l in bin lib lib64 sbin; do ln -s "usr/$l" "$RR/$l"; done
-	chgrp "$(id -g "$RUNNER_USER")" "$RR"
-	chmod 0710 "$RR"
+	chgrp "$(id -g "$RUNNER_USER")" "$SB_TMP/bound-root"
+	chmod 0710 "$SB_TMP/bound-root"
 	if mount --bind /usr "$RR/usr" && mount --bind /etc "$RR/etc" &&
 		mount --bind "$SB_BUILDDIR" "$RR$SB_BUILDDIR"; then
 		run_ep SSE_RUNNER_ROOT="$RR" -- "$B/probe"
