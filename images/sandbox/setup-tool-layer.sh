@@ -82,39 +82,50 @@ chown model:model /tmp/sse-archive
 # 5. The agent's own command (sse: the task, its prompt, the daemon's tools, the dialog).
 mkdir -p /usr/local/bin
 ln -sf /opt/ssebench/bin/sse /usr/local/bin/sse
-# 6. The task scripts' own root: a copy of the image as it is now, which the runner's sandbox
-#    enters (SSE_RUNNER_ROOT, src/libsb/sandbox.c:enter_root). A copy, not a bind: its files
-#    are other inodes than the ones the agent reads, so code that runs next to the PoC or the
-#    hidden tests cannot signal through the page cache (read a page of a file the agent can
-#    read, which the agent finds cached afterwards). Left out: the kernel's file systems,
-#    the places the sandbox replaces or hides anyway and the task files (mounted in from the
-#    container, where the daemon checks them); their directories stay, to mount on. 0710
-#    root:sse-runner: the agent (no supplementary group) cannot even look in. This is the
-#    last step: whatever is changed after it, the scripts would not see.
-root=/var/lib/ssebench-root
+# 6. The task scripts' own root: a copy of the image as it is now, which the sandbox of the
+#    jobs whose output the agent never sees (checks on hidden material, grading) enters
+#    (SSE_RUNNER_ROOT, src/libsb/sandbox.c:enter_root); the agent's own builds do not. A
+#    copy, not a bind: its files are other inodes than the ones the agent and its builds
+#    read, so code that runs next to the PoC or the hidden tests cannot leave a message in
+#    the page cache of a file they can read. The task files come along (their modes are set
+#    by now); left out are the kernel's file systems, the places the sandbox replaces or
+#    hides anyway and the harness's state, each back as an empty directory of its mode,
+#    root's, to mount on. The copy is image/ in a 0710 root:sse-runner directory: the agent
+#    (no supplementary group) cannot even look in, and the scripts see a / they can list.
+#    This is the last step: whatever is changed after it, the scripts would not see.
+top=/var/lib/ssebench-root
+root=$top/image
 say "the task scripts' own root at $root"
-rm -rf "$root"
+rm -rf "$top"
 mkdir -p "$root"
-set -- ./proc ./sys ./dev ./tmp ./var/tmp ./run ./ssebench ./ssebench-repo ./var/lib/ssebench \
+set -- ./proc ./sys ./dev ./tmp ./var/tmp ./run ./ssebench-repo ./var/lib/ssebench \
 	./var/lib/ssebench-runner ./var/lib/ssebench-daemon ./var/lib/ssebench-root ./home/model ".$src"
 excl=""
 for e in "$@"; do excl="$excl --exclude=$e"; done
+# sh has no pipefail: the writer's status goes through a file.
+failed=$(mktemp)
 # shellcheck disable=SC2086 # the exclusions are one word each
-tar -C / --one-file-system --numeric-owner $excl -cf - . | tar -C "$root" --numeric-owner -xpf - ||
-	die "the copy of the image for the task scripts failed"
-# Each left-out directory comes back empty, to mount on, with its mode (a root-only place
-# stays closed to the scripts where nothing is mounted on it) and root as its owner (nothing
-# in the copy is the agent's).
+{ tar -C / --one-file-system --numeric-owner $excl -cf - . || echo "$?" >"$failed"; } |
+	tar -C "$root" --numeric-owner -xpf - || echo "$?" >>"$failed"
+[ ! -s "$failed" ] || die "the copy of the image for the task scripts failed (tar: $(tr '\n' ' ' <"$failed"))"
+rm -f "$failed"
 for e in "$@"; do
 	[ -d "/$e" ] || continue
 	mkdir -p "$root/$e"
 	chown 0:0 "$root/$e"
 	chmod --reference="/$e" "$root/$e"
 done
-# The engine's files of the build container (/etc/hosts, /etc/resolv.conf) are not the
-# image's: the scripts, whose network is loopback alone, get loopback's names and no server.
-printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
+mkdir -p "$root/run/lock"
+chmod 1777 "$root/run/lock"
+# What the engine puts in a container's root when it starts (the build's are not the
+# image's): loopback's names and the run's fixed host names (the scripts' network is
+# loopback alone), no name server, the mount table, the marker some test suites look for.
+printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tsandbox task\n' \
+	>"$root/etc/hosts"
 : >"$root/etc/resolv.conf"
-chown root:sse-runner "$root"
-chmod 0710 "$root"
+[ -e "$root/etc/mtab" ] || [ -L "$root/etc/mtab" ] || ln -s ../proc/self/mounts "$root/etc/mtab"
+: >"$root/.dockerenv"
+chmod 0755 "$root"
+chown root:sse-runner "$top"
+chmod 0710 "$top"
 say "done"

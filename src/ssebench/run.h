@@ -10,7 +10,7 @@
 #include "sb/verdict.h"
 
 /* Where the task image holds the scripts' own copy of itself (setup-tool-layer.sh, step 6). */
-#define RUNNER_ROOT "/var/lib/ssebench-root"
+#define RUNNER_ROOT "/var/lib/ssebench-root/image"
 
 /* UTC "YYYYMMDD-HHMMSS-xxxxxx" (6 random hex digits). */
 char *run_id_new(void);
