@@ -460,6 +460,44 @@ if allowed run_poc; then
 	# The PoC still crashes the tree (code 1): the hook ran next to it.
 	say page-cache-after-run_poc "$(verdict "$([ "$c1" = "200 code=1" ] && [ -n "$pairs" ] && [ -z "$got" ]; echo $?)")" \
 		"run_poc HTTP $c1; $PCF: ${got:-${pairs:-no} page pairs of 296 carry a bit}"
+	# The same, read by the hook in our next build, whose output we see: the build drops
+	# the file's pages (in its view), run_poc's hook marks them (in its), the build after
+	# reads them. The scripts' own root serves the checks, never our builds.
+	printf drop >"$SRC/.hooks/pcmode"
+	CALL_MAX=300 call sock POST /tool/bencher?action=build '{"grading": false}'
+	CALL_MAX=300 call sock POST /tool/bencher?action=run_poc "{\"grading\": false, \"poc\": \"$POC\"}"
+	c1="$CODE code=$(json_get "$T/body" code 2>/dev/null)"
+	printf recv >"$SRC/.hooks/pcmode"
+	CALL_MAX=300 call sock POST /tool/bencher?action=build '{"grading": false}'
+	rm -f "$SRC/.hooks/pcmode"
+	r=$(json_get "$T/body" stdout 2>/dev/null | sed -n 's/^HOOK-PCACHE //p' | head -1)
+	pairs=$(printf '%s' "$r" | sed -n 's|^pairs \([0-9]*\)/.*|\1|p')
+	got=""
+	case $r in *"$hex"*) got="the PoC's marker came back" ;; esac
+	[ "${pairs:-0}" -gt 30 ] && got="${got:+$got; }$pairs of 296 page pairs carry a bit"
+	say page-cache-via-build "$(verdict "$([ "$c1" = "200 code=1" ] && [ -n "$pairs" ] && [ -z "$got" ]; echo $?)")" \
+		"run_poc HTTP $c1; the build's hook: ${got:-${pairs:-no} page pairs of 296 carry a bit}"
+fi
+# /proc's cache of looked-up names: sleeping processes of ours, where the scripts run; the
+# hook in run_poc looks up /proc/<pid>/environ, auxv and wchan of one of each pair for each
+# bit of the PoC (hh dcache mark), and we time our first lookups after. In the scripts' own
+# root every process but theirs is covered in /proc: nothing to mark.
+if allowed run_poc; then
+	printf 'ABCDEFGH,%s\n' "$POCM" >"$T/poc-bytes"
+	[ "$MODE" = sidecar ] && cp "$T/poc-bytes" "$SSE_ARCHIVE/poc-bytes" && chmod 0644 "$SSE_ARCHIVE/poc-bytes"
+	pb=$T/poc-bytes
+	[ "$MODE" = sidecar ] && pb=$SSE_ARCHIVE/poc-bytes
+	CALL_MAX=300 call sock POST /tool/bencher?action=build '{"grading": false}'
+	where_scripts_run "$BT_HH dcache spawn 600 /tmp/sse-dc-pids" >/dev/null 2>&1
+	CALL_MAX=300 call sock POST /tool/bencher?action=run_poc "{\"grading\": false, \"poc\": \"$POC\"}"
+	c1="$CODE code=$(json_get "$T/body" code 2>/dev/null)"
+	r=$(where_scripts_run "$BT_HH dcache read /tmp/sse-dc-pids $pb 37; kill \$(cat /tmp/sse-dc-pids)" 2>&1)
+	# The expected bytes hold the marker: gone before anything searches for it.
+	rm -f "$T/poc-bytes" "$SSE_ARCHIVE/poc-bytes"
+	agree=$(printf '%s' "$r" | sed -n 's|^agree \([0-9]*\)/.*|\1|p')
+	# Chance agrees on about half of the 296 bits; the channel, open, on all but a few.
+	say proc-dentries-after-run_poc "$(verdict "$([ "$c1" = "200 code=1" ] && [ -n "$agree" ] && [ "$agree" -lt 230 ]; echo $?)")" \
+		"run_poc HTTP $c1; our first lookups agree with the PoC on ${agree:-?} of 296 bits ($r)"
 fi
 got=""
 for a in build run_poc function_test intent_test; do

@@ -167,12 +167,24 @@ if [ "$stage" = poc ]; then
 			# page-cache-after-run_poc): one page a bit.
 			pcf=$(find /usr/lib -name '*.a' -size +3M -type f 2>/dev/null | LC_ALL=C sort | head -1)
 			[ -r "$poc" ] && say pcache-send info "$pcf: $($HH pcache send "$pcf" "$poc" 37 2>&1)"
+			# And /proc entries of the agent's sleeping processes (hostile.sh:
+			# proc-dentries-after-run_poc), one process a bit.
+			[ -r "$poc" ] && say dcache-mark info "$($HH dcache mark "$poc" 37 2>&1)"
 			break
 		fi
 		p=$(awk '{print $4}' /proc/$p/stat 2>/dev/null || echo 1)
 	done
 fi
 [ "$stage" = check ] && [ -f tests/test_field_exact.c ] && exfil hidden-test tests/test_field_exact.c
+# The agent's page-cache experiment (hostile.sh: page-cache-via-build): in a build, drop the
+# pages of the file the PoC check marks, or read them back into the build's output.
+if [ "$stage" = build ] && [ -r ./.hooks/pcmode ]; then
+	pcf=$(find /usr/lib -name '*.a' -size +3M -type f 2>/dev/null | LC_ALL=C sort | head -1)
+	case $(cat ./.hooks/pcmode) in
+	drop) say pcache-drop info "$pcf: $($HH pcache drop "$pcf" 2>&1)" ;;
+	recv) printf 'HOOK-PCACHE %s\n' "$($HH pcache recv "$pcf" 37 2>&1)" ;;
+	esac
+fi
 
 # Processes left by an earlier check must be gone (found by their command lines: each check
 # has a /tmp of its own, so their files are out of sight); then leave some of our own.
