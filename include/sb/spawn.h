@@ -38,6 +38,7 @@ enum sb_cmd_flags {
 	SB_CMD_DEATHSIG = 1 << 2,	  /* SIGKILL the child if we die */
 	SB_CMD_STDERR_TO_STDOUT = 1 << 3, /* stderr goes where stdout goes */
 	SB_CMD_NO_GROUP_REAP = 1 << 4,	  /* do not SIGKILL the group after the child exits */
+	SB_CMD_DEATHSIG_TERM = 1 << 5,	  /* SIGTERM the child if we die: it cleans up and goes */
 };
 
 struct sb_rlimit_set {

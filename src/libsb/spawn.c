@@ -211,10 +211,11 @@ child_run(const struct child_plan *p)
 	}
 	/* After the uid change, which clears the parent-death signal. */
 	rep.step = STEP_DEATHSIG;
-	if ((c->flags & SB_CMD_DEATHSIG) && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+	if ((c->flags & (SB_CMD_DEATHSIG | SB_CMD_DEATHSIG_TERM)) &&
+	    prctl(PR_SET_PDEATHSIG, (c->flags & SB_CMD_DEATHSIG) ? SIGKILL : SIGTERM, 0, 0, 0) < 0)
 		goto fail;
 	/* A parent that died before the prctl sent no signal: we would outlive it. */
-	if ((c->flags & SB_CMD_DEATHSIG) && getppid() != p->parent) {
+	if ((c->flags & (SB_CMD_DEATHSIG | SB_CMD_DEATHSIG_TERM)) && getppid() != p->parent) {
 		errno = ESRCH;
 		goto fail;
 	}

@@ -1011,6 +1011,7 @@ static const struct {
 } deathsig_cases[] = {
 	{ SB_CMD_DEATHSIG, true },
 	{ SB_CMD_DEATHSIG | SB_CMD_NEW_SESSION, true },
+	{ SB_CMD_DEATHSIG_TERM | SB_CMD_NEW_PGRP, true }, /* SIGTERM: sleep's default is to die */
 	{ 0, false },
 };
 
