@@ -89,6 +89,9 @@ static const struct row size_rows[] = {
 	ROW(SB_AGENT_LOG_MAX, "bytes", "agent.log (what the agent prints), and mcp.log, each"),
 	ROW(SB_RUNNER_UID_MIN, "uid", "the lowest runner uid a run may get (SSE_RUNNER_UID)"),
 	ROW(SB_RUNNER_UID_MAX, "uid", "the highest"),
+	ROW(SB_JOB_ATTEMPTS_MAX, "runs", "attempts of one task, agent and model in a job (--attempts)"),
+	ROW(SB_JOB_PARALLEL_MAX, "runs", "runs of a job at a time (--jobs)"),
+	ROW(SB_JOB_RUNS_MAX, "runs", "runs of one job in all"),
 };
 
 static void

@@ -97,4 +97,10 @@
  * results are on the host's disk; past it the rest is counted, not kept. */
 #define SB_AGENT_LOG_MAX ((uint64_t)256 * 1024 * 1024)
 
+/* A job (ssebench run with several tasks, agents, models or attempts; docs/jobs.md): the
+ * attempts of one combination, the runs at a time, and the runs of one job in all. */
+#define SB_JOB_ATTEMPTS_MAX 1000
+#define SB_JOB_PARALLEL_MAX 64
+#define SB_JOB_RUNS_MAX	    100000
+
 #endif

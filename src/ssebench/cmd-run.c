@@ -23,6 +23,7 @@
 
 #include "sb/argv.h"
 #include "sb/buf.h"
+#include "sb/dialog.h"
 #include "sb/exit.h"
 #include "sb/freezer.h"
 #include "sb/fs.h"
@@ -48,12 +49,6 @@
 #include "proxy.h"
 #include "run.h"
 
-struct run_opts {
-	char *local, *task, *agent, *model, *run_id, *mode, *egress, *runtime;
-	unsigned difficulty;
-	uint64_t timeout;
-	bool keep, require_pass;
-};
 
 char *
 run_id_new(void)
@@ -523,6 +518,10 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	sb_argv_pushf(a, "ssebench.run=%s", o->run_id);
 	sb_argv_push(a, "--label");
 	sb_argv_pushf(a, "ssebench.run-id=%s", o->run_id);
+	if (o->job_id != NULL) {
+		sb_argv_push(a, "--label");
+		sb_argv_pushf(a, "ssebench.job=%s", o->job_id);
+	}
 	sb_argv_push(a, "--label");
 	sb_argv_pushf(a, "ssebench.task-id=%s", o->task);
 	sb_argv_push(a, "--label");
@@ -676,7 +675,7 @@ sidecar_finish(const struct run_ctx *rx, const char *task_container, bool keep)
  * --model must name a model of models/<name>.yaml, and those files must be sound (a malformed
  * file is an error here, not skipped). Prints what is wrong and returns -1.
  */
-static int
+int
 check_model(const char *name)
 {
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
@@ -709,6 +708,55 @@ check_model(const char *name)
 	}
 	models_release(&m);
 	return r;
+}
+
+/* Is the image there (the job built it)? */
+static int
+image_present(const char *image, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+
+	sb_argv_pushl(&a, "image", "inspect", "--format", "{{.Id}}", image, NULL);
+	if (docker_output(&a, NULL, NULL) != 0)
+		return sb_error_set(err, ENOENT, "the image %s is not there (--images-ready: the "
+		    "job should have built it)", image);
+	return 0;
+}
+
+/*
+ * Tokens the agent used, from its own record (archive/dialog.jsonl, the last "complete"
+ * entry): the agent writes it, so it is shown as the agent's account ("source": "dialog"),
+ * never used for a grade, and a count that is not a whole number from 0 to 10^13 is not
+ * taken. null when there is none.
+ */
+static json_t *
+run_usage(const char *archive)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX);
+	_cleanup_close_ int fd = archive != NULL ? sb_open_dir(archive, NULL) : -1;
+	json_auto_t *entries = NULL;
+	const json_t *last = NULL, *e, *tok;
+	size_t i;
+
+	if (fd < 0 || sb_read_file_at(fd, "dialog.jsonl", SB_OPEN_NO_SYMLINKS, &b, NULL) < 0)
+		return json_null();
+	entries = sb_dialog_entries_since(b.s, b.len, -1);
+	json_array_foreach(entries, i, e)
+		if (json_is_string(json_object_get(e, "type")) &&
+		    strcmp(json_string_value(json_object_get(e, "type")), "complete") == 0)
+			last = e;
+	tok = json_object_get(last, "total_tokens");
+	if (!json_is_integer(json_object_get(tok, "in")) || !json_is_integer(json_object_get(tok, "out")))
+		return json_null();
+	{
+		json_int_t in = json_integer_value(json_object_get(tok, "in"));
+		json_int_t out = json_integer_value(json_object_get(tok, "out"));
+
+		if (in < 0 || out < 0 || in > 10000000000000LL || out > 10000000000000LL)
+			return json_null();
+		return json_pack("{s:I, s:I, s:s}", "tokens_in", in, "tokens_out", out, "source",
+		    "dialog");
+	}
 }
 
 /* One line on what the patch touched (grading_result.patch_scope, docs/grading.md). */
@@ -791,6 +839,8 @@ do_run(struct run_opts *o)
 	json_t *result = NULL;
 	const char *project = cli_setting("COMPOSE_PROJECT_NAME", "ssebench");
 	const char *slash;
+
+	double run_t0 = progress_clock();
 
 	/* --- 1. everything the user gave, before anything is built --- */
 	reference = strcmp(o->agent, "reference") == 0;
@@ -889,7 +939,12 @@ do_run(struct run_opts *o)
 	im.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	progress("run %s: task %s, agent %s, model %s, difficulty %u, egress %s, mode %s",
 	    o->run_id, o->task, o->agent, o->model, o->difficulty, o->egress, o->mode);
-	if (task_files_digest(task->display, digest, &err) < 0 ||
+	if (o->images_ready) {
+		/* The job built them (job.c): each run only checks they are there. */
+		if (task_files_digest(task->display, digest, &err) < 0 ||
+		    image_present(agent_image, &err) < 0)
+			goto fail;
+	} else if (task_files_digest(task->display, digest, &err) < 0 ||
 	    images_ensure_base(&im, task->base, &err) < 0 ||
 	    images_build_case(&im, ds->path, dataset_name, task, digest, &err) < 0 ||
 	    images_build_runtime(&im, &err) < 0 ||
@@ -899,7 +954,7 @@ do_run(struct run_opts *o)
 		goto fail;
 	}
 	/* Sandbox: the agent on this task's tool image; sidecar: on the shared runtime. */
-	if (sidecar) {
+	if (sidecar && !o->images_ready) {
 		_cleanup_free_ char *rt = image_sidecar_agent();
 
 		if (images_build_sidecar_agent(&im, &err) < 0 ||
@@ -907,9 +962,17 @@ do_run(struct run_opts *o)
 			sb_error_prefix(&err, "build log: %s", log_path);
 			goto fail;
 		}
-	} else if (images_build_agent(&im, &ag, task_image, agent_image, &err) < 0) {
+	} else if (!o->images_ready &&
+		   images_build_agent(&im, &ag, task_image, agent_image, &err) < 0) {
 		sb_error_prefix(&err, "build log: %s", log_path);
 		goto fail;
+	}
+	if (o->images_only) {
+		/* A job's image build (job.c): the images are there; no run. */
+		(void)unlink(log_path);
+		progress("images of %s and %s ready", o->task, o->agent);
+		rc = SB_EXIT_OK;
+		goto out;
 	}
 	/*
 	 * The run's own file systems: everything the run can write is on them (disk.h), so the
@@ -1228,6 +1291,21 @@ do_run(struct run_opts *o)
 		json_object_set_new(json_object_get(summary, "images"), "task",
 		    json_string(task_image));
 		json_object_set(summary, "network", json_object_get(result, "network"));
+		{
+			char ts[32];
+			time_t now = time(NULL);
+			struct tm tm;
+
+			gmtime_r(&now, &tm);
+			strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			json_object_set_new(summary, "finished_at", json_string(ts));
+			json_object_set_new(summary, "duration_s",
+			    json_real(progress_clock() - run_t0));
+			json_object_set_new(summary, "usage", run_usage(archive));
+			if (o->job_id != NULL)
+				json_object_set_new(summary, "job", json_pack("{s:s, s:I}", "id",
+				    o->job_id, "attempt", (json_int_t)(o->attempt ? o->attempt : 1)));
+		}
 		json_object_set(summary, "results_check", json_object_get(result, "results_check"));
 		/* What grading found about the patch (docs/grading.md), without the oracle's
 		 * per-object facts, which stay in result.json. */
@@ -1358,6 +1436,12 @@ run_opts_release(struct run_opts *o)
 	free(o->mode);
 	free(o->egress);
 	free(o->runtime);
+	free(o->config);
+	free(o->job_id);
+	sb_argv_release(&o->tasks);
+	sb_argv_release(&o->task_patterns);
+	sb_argv_release(&o->agents);
+	sb_argv_release(&o->models);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -1379,6 +1463,17 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 		{ "keep-container", no_argument, NULL, 'k' },
 		{ "require-pass", no_argument, NULL, 'p' },
 		{ "runtime", required_argument, NULL, 'R' },
+		{ "tasks", required_argument, NULL, 'P' },
+		{ "all", no_argument, NULL, 'A' },
+		{ "attempts", required_argument, NULL, 'K' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'J' },
+		/* Given by a job to the runs it starts (job.c), not by people. */
+		{ "job", required_argument, NULL, 1001 },
+		{ "attempt", required_argument, NULL, 1002 },
+		{ "images-only", no_argument, NULL, 1003 },
+		{ "images-ready", no_argument, NULL, 1004 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1401,12 +1496,37 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 		case -2:
 			return *ret_rc = rc, -1;
 		case 'l': free(o->local); o->local = sb_xstrdup(optarg); break;
-		case 't': free(o->task); o->task = sb_xstrdup(optarg); break;
-		case 'a': free(o->agent); o->agent = sb_xstrdup(optarg); break;
-		case 'm': free(o->model); o->model = sb_xstrdup(optarg); break;
+		case 't': sb_argv_push(&o->tasks, optarg); break;
+		case 'P': sb_argv_push(&o->task_patterns, optarg); break;
+		case 'A': o->all = true; break;
+		case 'a': sb_argv_push(&o->agents, optarg); break;
+		case 'm': sb_argv_push(&o->models, optarg); break;
 		case 'r': free(o->run_id); o->run_id = sb_xstrdup(optarg); break;
-		case 'M': free(o->mode); o->mode = sb_xstrdup(optarg); break;
-		case 'e': free(o->egress); o->egress = sb_xstrdup(optarg); break;
+		case 'M': free(o->mode); o->mode = sb_xstrdup(optarg); o->mode_set = true; break;
+		case 'e': free(o->egress); o->egress = sb_xstrdup(optarg); o->egress_set = true; break;
+		case 'c': free(o->config); o->config = sb_xstrdup(optarg); break;
+		case 'J': o->json_events = true; break;
+		case 1001: free(o->job_id); o->job_id = sb_xstrdup(optarg); break;
+		case 1003: o->images_only = true; break;
+		case 1004: o->images_ready = true; break;
+		case 'K':
+			if (sb_parse_u64(optarg, 1, SB_JOB_ATTEMPTS_MAX, &n, NULL) < 0)
+				return *ret_rc = cli_usage_error(cmd, "--attempts must be a number, 1 to %d",
+					    SB_JOB_ATTEMPTS_MAX);
+			o->attempts = (unsigned)n;
+			break;
+		case 'j':
+			if (sb_parse_u64(optarg, 1, SB_JOB_PARALLEL_MAX, &n, NULL) < 0)
+				return *ret_rc = cli_usage_error(cmd, "--jobs must be a number, 1 to %d",
+					    SB_JOB_PARALLEL_MAX);
+			o->jobs = (unsigned)n;
+			break;
+		case 1002:
+			if (sb_parse_u64(optarg, 1, SB_JOB_ATTEMPTS_MAX, &n, NULL) < 0)
+				return *ret_rc = cli_usage_error(cmd, "--attempt must be a number, 1 to %d",
+					    SB_JOB_ATTEMPTS_MAX);
+			o->attempt = (unsigned)n;
+			break;
 		case 'R': free(o->runtime); o->runtime = sb_xstrdup(optarg); break;
 		case 'k': o->keep = true; break;
 		case 'p': o->require_pass = true; break;
@@ -1414,6 +1534,7 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 			if (sb_parse_u64(optarg, 0, 4, &n, NULL) < 0)
 				return *ret_rc = cli_usage_error(cmd, "--difficulty must be 0, 1, 2, 3 or 4");
 			o->difficulty = (unsigned)n;
+			o->difficulty_set = true;
 			break;
 		case 'T':
 			if (sb_parse_u64(optarg, 1, SB_RUN_TIMEOUT_MAX_S, &n, NULL) < 0)
@@ -1421,6 +1542,7 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 				    "--timeout must be a number of seconds, 1 to %d",
 				    SB_RUN_TIMEOUT_MAX_S);
 			o->timeout = n;
+			o->timeout_set = true;
 			break;
 		default:
 			break;
@@ -1428,7 +1550,22 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 	}
 	if (optind < argc)
 		return *ret_rc = cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if (o->task == NULL || o->agent == NULL)
+	/* One task, one agent, at most one model and nothing of a job's: one run, as ever. */
+	if (o->tasks.n == 1 && o->agents.n == 1 && o->models.n <= 1 && o->task_patterns.n == 0 &&
+	    !o->all && o->attempts == 0 && o->jobs == 0 && o->config == NULL && !o->json_events) {
+		o->task = sb_xstrdup(o->tasks.v[0]);
+		o->agent = sb_xstrdup(o->agents.v[0]);
+		o->model = o->models.n == 1 ? sb_xstrdup(o->models.v[0]) : NULL;
+	} else if (o->job_id != NULL || o->images_only || o->images_ready || o->run_id != NULL ||
+		   o->keep || o->require_pass) {
+		return *ret_rc = cli_usage_error(cmd, "--run-id, --keep-container and --require-pass "
+						      "are for one run, not a job");
+	} else if (o->config == NULL && o->agents.n == 0) {
+		return *ret_rc = cli_usage_error(cmd, "--agent is required (or --config)");
+	} else if (o->config == NULL && o->tasks.n == 0 && o->task_patterns.n == 0 && !o->all) {
+		return *ret_rc = cli_usage_error(cmd, "--task, --tasks or --all is required (or --config)");
+	}
+	if (o->task == NULL && o->agents.n == 0 && o->config == NULL)
 		return *ret_rc = cli_usage_error(cmd, "--task and --agent are required");
 	if (strcmp(o->egress, "restricted") != 0 && strcmp(o->egress, "open") != 0)
 		return *ret_rc = cli_usage_error(cmd, "--egress must be restricted or open");
@@ -1452,7 +1589,7 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 	int rc;
 
 	if (run_opts_parse(cmd, argc, argv, &o, &rc) == 0)
-		rc = do_run(&o);
+		rc = o.task != NULL ? do_run(&o) : job_run(&o);
 	run_opts_release(&o);
 	return rc;
 }

@@ -4,6 +4,7 @@
 #define SSEBENCH_RUN_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "sb/common.h"
 #include "sb/error.h"
@@ -11,6 +12,37 @@
 
 /* Where the task image holds the scripts' own copy of itself (setup-tool-layer.sh, step 6). */
 #define RUNNER_ROOT "/var/lib/ssebench-root/image"
+
+#include "sb/argv.h"
+
+/*
+ * What `ssebench run` was asked. One task, agent and model (and one attempt) is one run,
+ * as always; more of any (or --all, --tasks, --attempts, --jobs, --config) is a job
+ * (job.c). The lists hold what was given, in order.
+ */
+struct run_opts {
+	char *local, *task, *agent, *model, *run_id, *mode, *egress, *runtime;
+	unsigned difficulty;
+	uint64_t timeout;
+	bool keep, require_pass;
+	bool difficulty_set, egress_set, timeout_set, mode_set; /* given, not defaults */
+	/* A job: every --task, --tasks pattern, --agent and --model given. */
+	struct sb_argv tasks, task_patterns, agents, models;
+	bool all, json_events;
+	unsigned attempts, jobs; /* 0: not given */
+	char *config;
+	/* A run started by a job (hidden options): its id and attempt, and whether the job
+	 * built the images (--images-ready) or this is the job's image build (--images-only). */
+	char *job_id;
+	unsigned attempt;
+	bool images_only, images_ready;
+};
+
+/* Run a job (job.c): the matrix o describes, in results/jobs/<id>/. Exit status. */
+int job_run(struct run_opts *o);
+
+/* Is name one of the models (the YAML files of models/)? Prints why not, with the closest. */
+int check_model(const char *name);
 
 /* UTC "YYYYMMDD-HHMMSS-xxxxxx" (6 random hex digits). */
 char *run_id_new(void);
