@@ -56,6 +56,9 @@ const char *cli_registry(void);
 /* The default dataset directory (the home's datasets/pilot). malloc'd. */
 char *cli_default_dataset(void);
 
+/* `ssebench jobs ...` (cmd-jobs.c). */
+extern const struct cli_command jobs_commands[];
+
 /* Subcommand entry points. */
 int cmd_dataset_validate(const struct cli_command *cmd, int argc, char **argv);
 int cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv);

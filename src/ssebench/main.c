@@ -210,6 +210,12 @@ static const struct cli_command top_commands[] = {
 	    .sub = runs_commands,
 	},
 	{
+	    .name = "jobs",
+	    .summary = "list, show, resume and remove jobs (many runs at once)",
+	    .usage = "ssebench jobs <command> [<args>]",
+	    .sub = jobs_commands,
+	},
+	{
 	    .name = "dataset",
 	    .summary = "check datasets of tasks",
 	    .usage = "ssebench dataset <command> [<args>]",
