@@ -216,6 +216,26 @@ static const struct cli_command top_commands[] = {
 	    .sub = jobs_commands,
 	},
 	{
+	    .name = "report",
+	    .summary = "the figures of many runs: pass rates, pass@k, checks, time, cost",
+	    .usage = "ssebench report [JOB | RESULTS-DIR] [--format md|json|csv|csv-runs|html|junit] "
+		     "[--output FILE]",
+	    .help = "Count the runs of a results directory (default: $SSEBENCH_RESULTS, else\n"
+		    "./results; its jobs/ is left out) or of a job (an id of <results>/jobs/, or a\n"
+		    "job directory): per agent and model, the pass rate with its 95 % Wilson\n"
+		    "interval, pass@k, the checks, time, spend and tokens, and a task x group\n"
+		    "matrix. Reference runs are counted apart and left out of every figure.\n"
+		    "\n"
+		    "  --format F     md (default), json (the model every format is drawn from),\n"
+		    "                 csv (one row per agent and model), csv-runs (one row per\n"
+		    "                 run), html (one self-contained file with plots) or junit\n"
+		    "  --output FILE  write there (replaced atomically) instead of stdout\n"
+		    "\n"
+		    "Exit 1: no such job or directory, a job written by a newer ssebench, a\n"
+		    "corrupt job index. See docs/report.md.\n",
+	    .run = cmd_report,
+	},
+	{
 	    .name = "dataset",
 	    .summary = "check datasets of tasks",
 	    .usage = "ssebench dataset <command> [<args>]",
