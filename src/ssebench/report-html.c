@@ -126,7 +126,7 @@ static const char css[] =
     "th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:right;vertical-align:top;"
     "white-space:nowrap}"
     "th{background:#f6f8fa}th.l,td.l{text-align:left}"
-    "td.l{max-width:28em;overflow-wrap:anywhere;white-space:normal}"
+    "td.l{min-width:10em;max-width:28em;overflow-wrap:anywhere;white-space:normal}"
     ".passed{color:#1a7f37}.failed{color:#cf222e}.forfeit{color:#9a6700}.error{color:#8250df}"
     "figure{margin:1.5em 0}figcaption{font-weight:600;margin-bottom:.4em}"
     "svg{max-width:100%;height:auto;background:#fff}"
@@ -135,7 +135,7 @@ static const char css[] =
     ".note{color:#57606a}details{margin:1em 0}summary{cursor:pointer;font-weight:600}";
 
 /* The geometry the horizontal plots share. */
-enum { LEFT = 250, PLOT_W = 420, ROW_H = 26, TOP = 30, LABEL_MAX = 34 };
+enum { LEFT = 250, PLOT_W = 420, ROW_H = 26, TOP = 30, LABEL_MAX = 28 };
 
 /* One group's label at the left of a row, cut to fit, whole in its tooltip. */
 static void
@@ -355,7 +355,7 @@ plot_heatmap(struct html *h, const json_t *model)
 		    y + CH / 2.0 + 4);
 		E(h, gstr(row, "task"), 0);
 		P(h, "</title>");
-		E(h, gstr(row, "task"), 40);
+		E(h, gstr(row, "task"), 34);
 		P(h, "</text>\n");
 		json_array_foreach(json_object_get(row, "cells"), j, c) {
 			json_int_t sc = geti(c, "scored"), pa = geti(c, "passed"),
@@ -384,6 +384,8 @@ plot_heatmap(struct html *h, const json_t *model)
 			    y + CH / 2.0 + 4);
 			if (geti(c, "runs") + other == 0)
 				P(h, "·");
+			else if (geti(c, "runs") == 0)
+				P(h, "%s", geti(c, "skipped") > 0 ? "skipped" : "not run");
 			else
 				P(h, "%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT, pa, sc);
 			if (un > 0)
