@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -50,10 +51,33 @@ write_out(const char *path, const struct sb_buf *b, struct sb_error **err)
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_close_ int fd = -1;
 	const char *slash, *name;
+	struct stat st;
 
 	if (path == NULL || strcmp(path, "-") == 0) {
 		if (fwrite(b->s, 1, b->len, stdout) != b->len || fflush(stdout) != 0)
 			return sb_error_errno(err, errno, "writing the report");
+		return 0;
+	}
+	/*
+	 * Something that is not a plain file (/dev/null, /dev/stdout, a FIFO) or a link the user
+	 * made is written through, as a shell's redirection would: replacing it atomically
+	 * would put a regular file in its place (it once made /dev/null one).
+	 */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		size_t off = 0;
+
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY |
+			(S_ISLNK(st.st_mode) && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? O_TRUNC
+											: 0));
+		if (fd < 0)
+			return sb_error_errno(err, errno, "--output '%s'", path);
+		while (off < b->len) {
+			ssize_t w = SB_RETRY_EINTR(write(fd, b->s + off, b->len - off));
+
+			if (w < 0)
+				return sb_error_errno(err, errno, "--output '%s'", path);
+			off += (size_t)w;
+		}
 		return 0;
 	}
 	slash = strrchr(path, '/');

@@ -177,6 +177,23 @@ is "$r_rc" 2 "--output without a file: exit 2"
 run_cmd r "$SSEBENCH" report "$job" --output "$SB_TMP/no/such/dir/r.md"
 is "$r_rc" 1 "an output that cannot be written: exit 1"
 
+# --output through what is not a plain file, as a shell would: a FIFO (like /dev/null or
+# /dev/stdout, which an atomic replacement would turn into a regular file) stays what it
+# is, and a link the user made is written through.
+mkfifo "$SB_TMP/fifo"
+timeout 20 cat "$SB_TMP/fifo" >"$SB_TMP/from-fifo" &
+reader=$!
+run_cmd r timeout 20 "$SSEBENCH" report "$job" --format csv --output "$SB_TMP/fifo"
+wait "$reader"
+is "$r_rc" 0 "--output FIFO: exit 0"
+ok "$([ -p "$SB_TMP/fifo" ]; echo $?)" "the FIFO is still a FIFO, not replaced by a file"
+is "$(head -1 "$SB_TMP/from-fifo" | cut -d, -f1)" group "and the report went through it"
+echo old >"$SB_TMP/target"
+ln -s target "$SB_TMP/link"
+run_cmd r "$SSEBENCH" report "$job" --format csv --output "$SB_TMP/link"
+ok "$([ -L "$SB_TMP/link" ] && [ "$r_rc" = 0 ]; echo $?)" "--output LINK: exit 0, the link stays a link"
+is "$(head -1 "$SB_TMP/target" | cut -d, -f1):$(grep -c old "$SB_TMP/target")" "group:0" "and its target holds the report alone"
+
 # Each broken copy of the job, and what the error must say.
 broken() { # NAME PYTHON-EDIT: a copy of the job with index.json (ix) or job.json (jj) edited
 	local d=$SB_TMP/broken-$1
