@@ -904,6 +904,7 @@ bencher_build(struct helper *h, struct job_spec *j)
 struct hidden_check {
 	struct sb_sandbox sb;
 	char *writable; /* the intent workspace, absolute, or NULL */
+	char *build, *stage; /* run_poc's build and the check's staged files, absolute */
 	bool frozen;
 };
 
@@ -915,11 +916,24 @@ hidden_check_begin(struct helper *h, struct job_spec *j, const char *workspace,
 	hc->sb = withheld_sandbox;
 	hc->sb.nwritable = 0;
 	hc->sb.prepared = false;
-	/* In a root of its own only what is mounted in is there: the runner's area (the build
-	 * run_poc runs in) comes in read-only, as it is read-only in the container's root. */
-	if (hc->sb.root != NULL &&
-	    sb_sandbox_add(hc->sb.bound, &hc->sb.nbound, h->c->runner_dir, err) < 0)
-		return -1;
+	/*
+	 * In a root of its own only what is mounted in is there, and of the runner's area only
+	 * what the check uses: run_poc's build (read-only) and the check's staged files, on an
+	 * empty tmpfs over the rest (the scaffold). A name the check's code looks up in the
+	 * area itself, even one that does not exist (ext4 keeps those), would stay for the
+	 * agent's next build to time; these directories are gone before that build runs.
+	 */
+	if (hc->sb.root != NULL) {
+		hc->sb.scaffold = h->c->runner_dir;
+		hc->stage = sb_xasprintf("%s/stage-%s", h->c->runner_dir, j->workspace);
+		if (sb_sandbox_add(hc->sb.bound, &hc->sb.nbound, hc->stage, err) < 0)
+			return -1;
+		if (j->action == SB_ACTION_RUN_POC) {
+			hc->build = sb_path_join(h->c->runner_dir, j->workspace);
+			if (sb_sandbox_add(hc->sb.bound, &hc->sb.nbound, hc->build, err) < 0)
+				return -1;
+		}
+	}
 	/* run_poc sees what run.sh alone needs (support_for_poc_only); intent_test does not. */
 	if (j->action == SB_ACTION_RUN_POC) {
 		size_t k = 0;
@@ -969,13 +983,25 @@ hidden_check_end(struct helper *h, struct hidden_check *hc)
 {
 	struct sb_error *err = NULL;
 
+	/*
+	 * /proc's own names (meminfo, stat, ...: its directories and every other process are
+	 * covered for the check) are all looked up again before the agent goes on: one the
+	 * check looked up first, after memory pressure took it from the cache, is then no
+	 * faster for the agent than any other.
+	 */
+	if (hc->frozen && sb_proc_look_up_all("/proc", &err) < 0) {
+		sb_log(SB_LOG_WARN, "%s, ignoring", sb_error_message(err));
+		sb_error_release(&err);
+	}
 	if (hc->frozen && work_agent_continue(h, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "continue the agent's processes: %s", sb_error_message(err));
 		sb_error_release(&err);
 	}
 	hc->frozen = false;
 	free(hc->writable);
-	hc->writable = NULL;
+	free(hc->build);
+	free(hc->stage);
+	hc->writable = hc->build = hc->stage = NULL;
 }
 
 static int

@@ -1348,7 +1348,7 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 		 */
 		if (strcmp(ep->cfg.runner_root, "/") != 0 && slash != NULL &&
 		    slash != ep->cfg.runner_root) {
-			char *h2 = withheld ? sb_xasprintf("%s:/sys:/proc/1", hidden) :
+			char *h2 = withheld ? sb_xasprintf("%s:/sys:/proc/1:/proc/sys", hidden) :
 			    sb_xasprintf("%s:%.*s", hidden, (int)(slash - ep->cfg.runner_root),
 				ep->cfg.runner_root);
 

@@ -44,4 +44,11 @@ int sb_proc_kill_uid(uid_t uid, gid_t gid, unsigned rounds, struct sb_error **er
  */
 int sb_proc_signal_uid(uid_t uid, gid_t gid, int sig, struct sb_error **err);
 
+/*
+ * Look up every name of the directory dir (one level, no link followed, nothing read), as
+ * the caller: afterwards each is in the kernel's cache of looked-up names, whoever looked
+ * it up first. Returns how many, or -1.
+ */
+int sb_proc_look_up_all(const char *dir, struct sb_error **err);
+
 #endif

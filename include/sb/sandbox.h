@@ -60,6 +60,11 @@ struct sb_sandbox {
 	 * the root; each writable and bound place, /proc and /dev are mounted into it at the
 	 * same paths, and must have a directory there to be mounted on. */
 	const char *root;
+	/* With root: a directory of it covered by an empty tmpfs before the places below it
+	 * are mounted on directories made there. The places are then all there is of it: a
+	 * name looked up in it (even one that does not exist, which ext4 keeps) is not in the
+	 * real directory, where a later job could time its lookup. */
+	const char *scaffold;
 	unsigned long long tmp_size; /* bytes per private tmpfs; 0: SB_SANDBOX_TMP_DEFAULT */
 	/* What sb_sandbox_prepare fills in, for the child (which may not allocate). */
 	char uid_map[48], gid_map[48], tmp_opts[64];

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -403,4 +404,23 @@ sb_proc_kill_uid(uid_t uid, gid_t gid, unsigned rounds, struct sb_error **err)
 	}
 	return sb_error_set(err, EBUSY, "%d processes of uid %u survived SIGKILL (%u rounds, %u s at most)",
 	    left, (unsigned)uid, rounds, KILL_BUDGET_MS / 1000);
+}
+
+int
+sb_proc_look_up_all(const char *dir, struct sb_error **err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return sb_error_set(err, errno, "open '%s'", dir);
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
 }

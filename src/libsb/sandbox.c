@@ -21,6 +21,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/mount.h>
@@ -112,7 +113,11 @@ sb_sandbox_prepare(struct sb_sandbox *sb, uid_t uid, gid_t gid, struct sb_error 
 				return sb_error_set(err, ENAMETOOLONG, "sandbox: '%s%s' is too long",
 				    sb->root, p);
 		}
-	} else if (sb->nbound > 0) {
+		if (sb->scaffold != NULL && (sb->scaffold[0] != '/' ||
+			rl + strlen(sb->scaffold) >= SB_SANDBOX_PATH_BYTES))
+			return sb_error_set(err, EINVAL, "sandbox: the scaffold '%s' is not an "
+			    "absolute path", sb->scaffold);
+	} else if (sb->nbound > 0 || sb->scaffold != NULL) {
 		return sb_error_set(err, EINVAL, "sandbox: places to keep need a root of its own");
 	}
 	if (uid == 0 || gid == 0)
@@ -365,6 +370,23 @@ join_path(char *dst, const char *a, const char *b)
 	dst[na + nb] = '\0';
 }
 
+/* mkdir -p for path, making only what is past its first `from` bytes (which exist). */
+static int
+mkdir_below(char *path, size_t from)
+{
+	for (size_t i = from + 1; path[i] != '\0'; i++) {
+		if (path[i] != '/')
+			continue;
+		path[i] = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			path[i] = '/';
+			return -1;
+		}
+		path[i] = '/';
+	}
+	return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
 /* getdents64's record; older headers lack a declaration. */
 struct sandbox_dirent64 {
 	unsigned long long d_ino;
@@ -391,8 +413,9 @@ pid_of_name(const char *s)
 }
 
 /*
- * Cover /proc/<pid> with an empty, closed directory: the first one a tmpfs, the others
- * binds of it. A process gone meanwhile is nothing to cover.
+ * Cover /proc/<name> (a process, or a directory of /proc's own) with an empty, closed
+ * directory: the first one a tmpfs, the others binds of it. A process gone meanwhile is
+ * nothing to cover.
  */
 static int
 cover_pid(const char *name, char *first)
@@ -442,6 +465,17 @@ cover_other_processes(const char **ret_step)
 			int tfd, tn;
 
 			off += d->d_reclen;
+			/* A directory of /proc's own (sys, irq, tty, fs, driver, ...): names looked
+			 * up in it stay cached too, and /proc/sys's per network namespace names
+			 * would be made anew for the agent. The scripts do without them. */
+			if (pid_of_name(d->d_name) == 0 && d->d_type == DT_DIR &&
+			    strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0) {
+				if (cover_pid(d->d_name, first) < 0) {
+					close(fd);
+					return -1;
+				}
+				continue;
+			}
 			if (pid_of_name(d->d_name) == 0 || strcmp(d->d_name, self) == 0 ||
 			    strlen(d->d_name) > 20)
 				continue;
@@ -500,6 +534,22 @@ enter_root(const struct sb_sandbox *sb, const char **ret_step)
 		join_path(target, sb->root, pseudo[i]);
 		if (mount(pseudo[i], target, NULL, MS_BIND | MS_REC, NULL) < 0)
 			return -1;
+	}
+	if (sb->scaffold != NULL) {
+		*ret_step = "sandbox: the scaffold of its places";
+		join_path(target, sb->root, sb->scaffold);
+		if (mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			"mode=0755,size=65536,nr_inodes=256") < 0)
+			return -1;
+		for (size_t i = 0; i < sb->nwritable + sb->nbound; i++) {
+			const char *p = i < sb->nwritable ? sb->writable[i] : sb->bound[i - sb->nwritable];
+
+			if (covers(sb->scaffold, p) && strcmp(sb->scaffold, p) != 0) {
+				join_path(target, sb->root, p);
+				if (mkdir_below(target, strlen(sb->root) + strlen(sb->scaffold)) < 0)
+					return -1;
+			}
+		}
 	}
 	/*
 	 * Shorter paths first: a place inside another (a check's workspace inside the runner's
@@ -598,9 +648,14 @@ sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step)
 	for (size_t i = 0; i < sb->nwritable; i++)
 		if (set_ro(sb->writable[i], false, false) < 0)
 			return -1;
-	if (other_fs_root("/proc", &root) && set_ro("/proc", false, false) < 0)
+	/*
+	 * With a root of its own (the jobs whose output the agent never sees) they stay
+	 * read-only: a time the job set on a device node or a /proc entry (a write, a touch,
+	 * an access) would be there for the agent to read. Writes to devices still work.
+	 */
+	if (sb->root == NULL && other_fs_root("/proc", &root) && set_ro("/proc", false, false) < 0)
 		return -1;
-	if (other_fs_root("/dev", &root) && set_ro("/dev", false, false) < 0)
+	if (sb->root == NULL && other_fs_root("/dev", &root) && set_ro("/dev", false, false) < 0)
 		return -1;
 	*ret_step = "sandbox: private temporary directories";
 	for (size_t i = 0; i < sb->nprivate; i++) {

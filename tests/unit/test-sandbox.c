@@ -205,6 +205,10 @@ static const struct {
 	{ "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | grep -cv '^lo$'", "0\n" },
 	/* No /sys: a name looked up there would stay cached for the agent to time. */
 	{ "ls -A /sys | wc -l", "0\n" },
+	/* /proc's own directories covered; /proc and /dev read-only (a device still writes). */
+	{ "[ -e /proc/sys/kernel ] && echo seen || echo covered; "
+	  "touch /dev/null 2>/dev/null && echo touched || echo read-only; echo x >/dev/null && echo wrote",
+	    "covered\nread-only\nwrote\n" },
 	/* Other processes covered in /proc (pid 1 is never ours), its own and its children not. */
 	{ "[ -e /proc/1/status ] && echo seen || echo covered; sleep 1 & "
 	  "[ -r /proc/$!/status ] && [ -r /proc/$$/status ] && echo own", "covered\nown\n" },
@@ -285,6 +289,53 @@ sleeper(void *arg)
 		pause();
 	return NULL;
 }
+
+/*
+ * A scaffold: of a directory, only the places mounted below it are there (on an empty
+ * tmpfs); what else it holds is not, and nothing looked up there reaches it.
+ */
+START_TEST(test_own_root_scaffold)
+{
+	_cleanup_free_ char *area = sb_xasprintf("%s/area", top);
+	_cleanup_free_ char *keep = sb_xasprintf("%s/area/keep", top);
+	_cleanup_free_ char *env_area = sb_xasprintf("AREA=%s", area);
+	char *argv[] = { (char *)"bash", (char *)"-c",
+		(char *)"ls -A \"$AREA\"; cat \"$AREA/keep/f\"; "
+			"[ -e \"$AREA/other\" ] && echo other || echo no-other", NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", env_area, NULL };
+	_cleanup_close_ int cwd = -1;
+	struct sb_sandbox sb;
+	struct sb_cmd c = SB_CMD_INIT;
+	struct sb_cmd_result r;
+	struct sb_error *err = NULL;
+
+	cwd = open(keep, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(cwd, 0);
+	memset(&sb, 0, sizeof(sb));
+	sb.root = newroot;
+	sb.scaffold = area;
+	ck_assert_int_eq(sb_sandbox_add(sb.bound, &sb.nbound, keep, &err), 0);
+	ck_assert_msg(sb_sandbox_prepare(&sb, NOBODY, NOBODY, &err) == 0, "%s",
+	    sb_error_message(err));
+	c.path = "/bin/bash";
+	c.argv = argv;
+	c.envp = envp;
+	c.cwd_fd = cwd;
+	c.creds = &nobody;
+	c.sandbox = &sb;
+	c.stdout_fd = SB_CMD_CAPTURE;
+	c.stderr_fd = SB_CMD_CAPTURE;
+	ck_assert_msg(sb_cmd_run(&c, &r, &err) == 0, "sb_cmd_run: %s", sb_error_message(err));
+	ck_assert_msg(strcmp(r.out.s, "keep\nkept\nno-other\n") == 0, "got '%s' (stderr '%s')",
+	    r.out.s, r.err.s);
+	sb_cmd_result_release(&r);
+	/* Without a root of its own there is no scaffold. */
+	memset(&sb, 0, sizeof(sb));
+	sb.scaffold = area;
+	ck_assert_int_lt(sb_sandbox_prepare(&sb, NOBODY, NOBODY, &err), 0);
+	sb_error_release(&err);
+}
+END_TEST
 
 /* A thread of another process, reached as /proc/<tid> (not listed), is covered too. */
 START_TEST(test_own_root_covers_threads)
@@ -441,6 +492,7 @@ sandbox_suite(void)
 	tcase_add_test(tc, test_own_root_refuses_a_cwd_left_out);
 	tcase_add_test(tc, test_own_root_nested_places);
 	tcase_add_test(tc, test_own_root_covers_threads);
+	tcase_add_test(tc, test_own_root_scaffold);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -521,6 +573,17 @@ setup_root(void)
 	    mkdirs_in_root("/sys") < 0 || mkdirs_in_root(own) < 0 || mkdirs_in_root(tmpdir) < 0 ||
 	    mkdirs_in_root(hidden) < 0 || mkdirs_in_root(bound) < 0 || mkdirs_in_root("/etc") < 0)
 		return -1;
+	{
+		_cleanup_free_ char *a = sb_xasprintf("%s/area", top);
+		_cleanup_free_ char *k = sb_xasprintf("%s/area/keep", top);
+		_cleanup_free_ char *o = sb_xasprintf("%s/area/other", top);
+		_cleanup_free_ char *kf = sb_xasprintf("%s/area/keep/f", top);
+
+		if (mkdir(a, 0755) < 0 || mkdir(k, 0755) < 0 || mkdir(o, 0755) < 0 ||
+		    mkdirs_in_root(a) < 0 || (f = fopen(kf, "we")) == NULL ||
+		    fputs("kept\n", f) < 0 || fclose(f) != 0)
+			return -1;
+	}
 	marker = sb_xasprintf("%s/only-in-its-root", newroot);
 	kept = sb_xasprintf("%s/kept", bound);
 	if ((f = fopen(marker, "we")) == NULL || fputs("its own root\n", f) < 0 || fclose(f) != 0 ||
