@@ -151,8 +151,8 @@ agent-cgroup-held agent-cgroup-escape bash-tool-admin-socket bash-tool-ptrace-ro
 other-runs-scan leftovers-started no-marker-in-replies agent-finished"
 level_checks() {
 	case $1 in
-	0) echo "runner-leftovers-dead exfil-poc-via-runner exfil-hidden-test-via-runner waker-during-hidden-checks page-cache-control page-cache-after-run_poc page-cache-via-build proc-dentries-after-run_poc" ;;
-	1) echo "runner-leftovers-dead exfil-poc-via-runner waker-during-hidden-checks page-cache-control page-cache-after-run_poc page-cache-via-build proc-dentries-after-run_poc" ;;
+	0) echo "runner-leftovers-dead exfil-poc-via-runner exfil-hidden-test-via-runner waker-during-hidden-checks page-cache-control page-cache-after-run_poc page-cache-via-build proc-dentries-after-run_poc dev-times-after-run_poc runner-area-names-via-build" ;;
+	1) echo "runner-leftovers-dead exfil-poc-via-runner waker-during-hidden-checks page-cache-control page-cache-after-run_poc page-cache-via-build proc-dentries-after-run_poc dev-times-after-run_poc runner-area-names-via-build" ;;
 	2 | 3) echo "runner-leftovers-dead" ;;
 	esac
 	[ "${2:-}" = victim ] && echo "other-run-unreachable other-run-reference-patch other-run-diff other-run-bash other-run-endpoints"

@@ -478,6 +478,29 @@ if allowed run_poc; then
 	say page-cache-via-build "$(verdict "$([ "$c1" = "200 code=1" ] && [ -n "$pairs" ] && [ -z "$got" ]; echo $?)")" \
 		"run_poc HTTP $c1; the build's hook: ${got:-${pairs:-no} page pairs of 296 carry a bit}"
 fi
+# Names that do not exist, looked up in the runner's area by run_poc's hook, timed by the
+# hook of our next build (ext4 keeps a failed lookup); and the times of /dev's nodes, which
+# run_poc's hook touches. The checks see a scaffold of the runner's area (only their own
+# directories, on an empty tmpfs) and a read-only /dev.
+if allowed run_poc; then
+	devt() { where_scripts_run "stat -c '%n %Y.%Z' /dev/null /dev/zero /dev/full" 2>&1 | tr '\n' ' '; }
+	CALL_MAX=300 call sock POST /tool/bencher?action=build '{"grading": false}'
+	before=$(devt)
+	CALL_MAX=300 call sock POST /tool/bencher?action=run_poc "{\"grading\": false, \"poc\": \"$POC\"}"
+	c1="$CODE code=$(json_get "$T/body" code 2>/dev/null)"
+	after=$(devt)
+	say dev-times-after-run_poc "$(verdict "$([ "$c1" = "200 code=1" ] && [ -n "$before" ] && [ "$before" = "$after" ]; echo $?)")" \
+		"run_poc HTTP $c1; /dev's times ${before:+before: $before}${after:+ after: $after}"
+	printf names >"$SRC/.hooks/pcmode"
+	CALL_MAX=300 call sock POST /tool/bencher?action=build '{"grading": false}'
+	rm -f "$SRC/.hooks/pcmode"
+	hex=$(json_get "$T/body" stdout 2>/dev/null | sed -n 's/^HOOK-NAMES bytes \([0-9a-f]*\)$/\1/p' | head -1)
+	printf 'ABCDEFGH,%s\n' "$POCM" >"$T/poc-bytes"
+	agree=$([ -n "$hex" ] && $HH agree "$hex" "$T/poc-bytes" 37 | sed -n 's|^agree \([0-9]*\)/.*|\1|p')
+	rm -f "$T/poc-bytes"
+	say runner-area-names-via-build "$(verdict "$([ "$c1" = "200 code=1" ] && [ -n "$agree" ] && [ "$agree" -lt 230 ]; echo $?)")" \
+		"run_poc HTTP $c1; the next build's lookups agree with the PoC on ${agree:-?} of 296 bits"
+fi
 # /proc's cache of looked-up names: sleeping processes of ours, where the scripts run; the
 # hook in run_poc looks up /proc/<pid>/environ, auxv and wchan of one of each pair for each
 # bit of the PoC (hh dcache mark), and we time our first lookups after. In the scripts' own

@@ -170,6 +170,11 @@ if [ "$stage" = poc ]; then
 			# And /proc entries of the agent's sleeping processes (hostile.sh:
 			# proc-dentries-after-run_poc), one process a bit.
 			[ -r "$poc" ] && say dcache-mark info "$($HH dcache mark "$poc" 37 2>&1)"
+			# Names that do not exist, in the runner's area (hostile.sh:
+			# runner-area-names-via-build), and the times of /dev's nodes
+			# (dev-times-after-run_poc).
+			[ -r "$poc" ] && say names-mark info "$($HH names mark /var/lib/ssebench-runner "$poc" 37 2>&1)"
+			say dev-touch info "$(touch /dev/null /dev/zero /dev/full 2>&1 | head -c 200; echo " exit ${PIPESTATUS[0]}")"
 			break
 		fi
 		p=$(awk '{print $4}' /proc/$p/stat 2>/dev/null || echo 1)
@@ -183,6 +188,7 @@ if [ "$stage" = build ] && [ -r ./.hooks/pcmode ]; then
 	case $(cat ./.hooks/pcmode) in
 	drop) say pcache-drop info "$pcf: $($HH pcache drop "$pcf" 2>&1)" ;;
 	recv) printf 'HOOK-PCACHE %s\n' "$($HH pcache recv "$pcf" 37 2>&1)" ;;
+	names) printf 'HOOK-NAMES %s\n' "$($HH names read /var/lib/ssebench-runner 37 2>&1)" ;;
 	esac
 fi
 
