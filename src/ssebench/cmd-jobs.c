@@ -57,8 +57,13 @@ job_state(const struct job *j, const struct job_counts *c)
 {
 	if (job_is_running(j))
 		return "running";
-	if (c->pending > 0)
-		return c->done + c->skipped > 0 ? "interrupted" : "not started";
+	if (c->pending > 0) {
+		bool ran = c->done + c->skipped > 0;
+
+		for (size_t i = 0; i < j->n && !ran; i++)
+			ran = json_array_size(j->slots[i].tries) > 0;
+		return ran ? "interrupted" : "not started";
+	}
 	return "complete";
 }
 

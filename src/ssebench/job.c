@@ -1376,9 +1376,14 @@ job_run(struct run_opts *o)
 		goto out;
 	}
 	parallel = o->jobs > 0 ? o->jobs : default_parallel(&why);
-	if (o->runtime != NULL && !docker_engine_ok(NULL)) {
-		rc = cli_fail("Docker does not answer; run scripts/docker-up (as root)");
-		goto out;
+	{
+		_cleanup_free_ char *dwhy = NULL;
+
+		if (!docker_engine_ok(&dwhy)) {
+			rc = cli_fail("Docker does not answer (%s); run scripts/docker-up (as root)",
+			    dwhy ? dwhy : "?");
+			goto out;
+		}
 	}
 	/* The job directory. */
 	stamp = run_id_new();
