@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -256,40 +257,122 @@ add_unreadable(json_t *input, const char *path, const char *why)
 		sb_json_string_or_null(why)));
 }
 
-/* Read dirfd's summary.json as a record of input (or say why it cannot be read). */
+/*
+ * Reading the summaries is most of a report's cost (jansson parses some 50 MB/s, and 10,000
+ * summaries are some 100 MB), so the run directories are listed first and their summaries
+ * read by a few threads, each into its own slot; the input gets them in the listed order.
+ * Each thread only calls what keeps no shared state: opening, sb_json_load_file_at and
+ * report_record (jansson is thread-safe for distinct values once its hash seed is set,
+ * which report_input_new did).
+ */
+struct load_item {
+	char *rel;               /* the run directory below the loader's base_fd, or absolute */
+	char *path;              /* the run directory as reported */
+	const struct slot *slot; /* the job's slot it is read for, or NULL */
+	json_t *record;          /* out: the run's record */
+	char *reason;            /* out: or why there is none */
+};
+
+struct loader {
+	struct load_item *items;
+	size_t n, cap;
+	int base_fd; /* rel is below it (no symbolic link followed), or -1: rel is absolute */
+	size_t next; /* the next item a thread takes (atomic) */
+};
+
+#define LOAD_THREADS_MAX 8
+
+/* The members of a slot of a job's index that the report uses (parse_slot checks them). */
+struct slot {
+	const char *key, *task, *agent, *model, *state, *run_id, *dir, *status, *reason;
+	json_int_t attempt;
+};
+
+static struct load_item *
+loader_add(struct loader *l, char *rel, char *path, const struct slot *slot)
+{
+	struct load_item *it;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->items = sb_xreallocarray(l->items, l->cap, sizeof(*l->items));
+	}
+	it = &l->items[l->n++];
+	*it = (struct load_item){.rel = rel, .path = path, .slot = slot};
+	return it;
+}
+
 static void
-add_summary_at(
-    int dirfd, const char *path, const char *want_run_id, json_t *input, json_t **ret_record)
+loader_release(struct loader *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->items[i].rel);
+		free(l->items[i].path);
+		free(l->items[i].reason);
+		json_decref(l->items[i].record);
+	}
+	free(l->items);
+	l->items = NULL;
+	l->n = l->cap = 0;
+}
+
+/* Read one item's summary into its record, or say why it cannot be read. */
+static void
+load_one(const struct loader *l, struct load_item *it)
 {
 	_cleanup_error_ struct sb_error *err = NULL;
-	json_t *s = NULL, *rec;
+	_cleanup_close_ int fd = -1;
+	json_t *s = NULL;
 
-	if (ret_record != NULL)
-		*ret_record = NULL;
-	if (sb_json_load_file_at(dirfd, "summary.json", SB_JSON_FILE_MAX, &s, &err) < 0) {
-		add_unreadable(input, path, sb_error_message(err));
+	fd = l->base_fd >= 0 ? sb_open_beneath(l->base_fd, it->rel, O_RDONLY | O_DIRECTORY, 0,
+				   SB_OPEN_NO_SYMLINKS, &err)
+			     : sb_open_dir(it->rel, &err);
+	if (fd < 0 || sb_json_load_file_at(fd, "summary.json", SB_JSON_FILE_MAX, &s, &err) < 0) {
+		it->reason = sb_xstrdup(sb_error_message(err));
 		return;
 	}
 	if (!json_is_object(s)) {
-		json_decref(s);
-		add_unreadable(input, path, "summary.json is not a JSON object");
-		return;
+		it->reason = sb_xstrdup("summary.json is not a JSON object");
+	} else if (it->slot != NULL &&
+		   !sb_streq(json_string_value(json_object_get(s, "run_id")), it->slot->run_id)) {
+		it->reason = sb_xasprintf("summary.json is not of run '%s', which the job's index "
+					  "names here",
+		    it->slot->run_id);
+	} else {
+		it->record = report_record(s, it->path);
 	}
-	if (want_run_id != NULL &&
-	    !sb_streq(json_string_value(json_object_get(s, "run_id")), want_run_id)) {
-		_cleanup_free_ char *why = sb_xasprintf("summary.json is not of run '%s', which "
-							"the job's index names here",
-		    want_run_id);
-
-		json_decref(s);
-		add_unreadable(input, path, why);
-		return;
-	}
-	rec = report_record(s, path);
 	json_decref(s);
-	json_array_append_new(json_object_get(input, "records"), rec);
-	if (ret_record != NULL)
-		*ret_record = rec;
+}
+
+static void *
+load_worker(void *arg)
+{
+	struct loader *l = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED)) < l->n)
+		load_one(l, &l->items[i]);
+	return NULL;
+}
+
+/* Read every item, with up to LOAD_THREADS_MAX threads (one per CPU), the caller's too. */
+static void
+loader_run(struct loader *l)
+{
+	pthread_t threads[LOAD_THREADS_MAX - 1];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t want = cpus < 1 ? 1 : cpus > LOAD_THREADS_MAX ? LOAD_THREADS_MAX : (size_t)cpus;
+	size_t started = 0;
+
+	/* A thread is worth starting for some 64 summaries. */
+	if (want > l->n / 64 + 1)
+		want = l->n / 64 + 1;
+	l->next = 0;
+	while (started + 1 < want && pthread_create(&threads[started], NULL, load_worker, l) == 0)
+		started++;
+	(void)load_worker(l);
+	for (size_t t = 0; t < started; t++)
+		(void)pthread_join(threads[t], NULL);
 }
 
 /* Whether name below dirfd exists (without following a final symbolic link). */
@@ -301,44 +384,60 @@ has_entry(int dirfd, const char *name)
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* A run directory: what `ssebench run` makes first (build.log, archive/) or last. */
+static bool
+is_run_dir(int dfd)
+{
+	return has_entry(dfd, "summary.json") || has_entry(dfd, "build.log") ||
+	       has_entry(dfd, "archive");
+}
+
 /*
- * Walk one directory. A directory that holds summary.json, build.log or archive/ is a run
- * directory: its summary is read and the walk never goes below it, because its archive/
- * is a copy of what the agent left, where a planted summary.json must not count.
+ * List one directory of a results walk; rel is its path below the root ("" for the root).
+ * A directory that holds summary.json, build.log or archive/ is a run directory: it is
+ * listed for reading and the walk never goes below it, because its archive/ is a copy of
+ * what the agent left, where a planted summary.json must not count.
  */
 static int
-walk(int dfd, const char *path, unsigned depth, json_t *input, struct sb_error **err)
+walk(int dfd, const char *root, const char *rel, unsigned depth, json_t *input, struct loader *l,
+    struct sb_error **err)
 {
 	DIR *d;
 	struct dirent *de;
 	int rc = 0;
 
-	if (has_entry(dfd, "summary.json") || has_entry(dfd, "build.log") ||
-	    has_entry(dfd, "archive")) {
-		if (json_array_size(json_object_get(input, "records")) +
-			json_array_size(json_object_get(input, "unreadable")) >=
+	if (is_run_dir(dfd)) {
+		char *path = sb_xasprintf("%s/%s", root, rel);
+		bool has_summary = has_entry(dfd, "summary.json");
+
+		(void)close(dfd);
+		if (l->n + json_array_size(json_object_get(input, "unreadable")) >=
 		    REPORT_RUNS_MAX) {
-			(void)close(dfd);
+			free(path);
 			return sb_error_set(
-			    err, EFBIG, "more than %d runs below '%s'", REPORT_RUNS_MAX, path);
+			    err, EFBIG, "more than %d runs below '%s'", REPORT_RUNS_MAX, root);
 		}
-		if (has_entry(dfd, "summary.json"))
-			add_summary_at(dfd, path, NULL, input, NULL);
-		else
+		/* The loader opens it again below the root, refusing any link on the way. */
+		if (has_summary) {
+			loader_add(l, sb_xstrdup(rel), path, NULL);
+		} else {
 			add_unreadable(input, path,
 			    "no summary.json (the run is still going, or stopped before writing "
 			    "it)");
-		(void)close(dfd);
+			free(path);
+		}
 		return 0;
 	}
 	d = fdopendir(dfd);
 	if (d == NULL) {
+		_cleanup_free_ char *path = sb_xasprintf("%s/%s", root, rel);
+
 		add_unreadable(input, path, strerror(errno));
 		(void)close(dfd);
 		return 0;
 	}
 	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
-		_cleanup_free_ char *child = NULL;
+		_cleanup_free_ char *child = NULL, *path = NULL;
 		struct stat st;
 		int cfd;
 
@@ -352,30 +451,85 @@ walk(int dfd, const char *path, unsigned depth, json_t *input, struct sb_error *
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(st.st_mode))
 			continue;
-		child = sb_xasprintf("%s/%s", path, de->d_name);
+		child =
+		    depth == 0 ? sb_xstrdup(de->d_name) : sb_xasprintf("%s/%s", rel, de->d_name);
+		path = sb_xasprintf("%s/%s", root, child);
 		if (depth + 1 > REPORT_WALK_DEPTH_MAX) {
-			add_unreadable(input, child, "deeper than a run directory can be");
+			add_unreadable(input, path, "deeper than a run directory can be");
 			continue;
 		}
 		cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (cfd < 0) {
-			add_unreadable(input, child, strerror(errno));
+			add_unreadable(input, path, strerror(errno));
 			continue;
 		}
-		rc = walk(cfd, child, depth + 1, input, err);
+		rc = walk(cfd, root, child, depth + 1, input, l, err);
 	}
 	closedir(d);
 	return rc;
 }
 
+/* Read the loader's items into input: records, or unreadable with the reason. */
+static void
+loader_collect(struct loader *l, json_t *input)
+{
+	loader_run(l);
+	for (size_t i = 0; i < l->n; i++) {
+		struct load_item *it = &l->items[i];
+
+		if (it->record == NULL) {
+			add_unreadable(input, it->path, it->reason);
+			continue;
+		}
+		/* The attempt is the slot's: the index is the job's own record of it. */
+		if (it->slot != NULL) {
+			const char *cat =
+			    json_string_value(json_object_get(it->record, "category"));
+
+			json_object_set_new(it->record, "attempt", json_integer(it->slot->attempt));
+			json_object_set_new(it->record, "slot", json_string(it->slot->key));
+			if (it->slot->status != NULL && !sb_streq(it->slot->status, cat)) {
+				_cleanup_free_ char *note = sb_xasprintf(
+				    "slot '%s': the index says %s, the run's summary %s",
+				    it->slot->key, it->slot->status, cat);
+
+				json_array_append_new(
+				    json_object_get(input, "notes"), sb_json_string_or_null(note));
+			}
+		}
+		json_array_append_new(json_object_get(input, "records"), TAKE_PTR(it->record));
+	}
+}
+
 int
 report_scan_results(const char *dir, json_t *input, struct sb_error **err)
 {
-	int fd = sb_open_dir(dir, err);
+	struct loader l = {.base_fd = -1};
+	int fd = sb_open_dir(dir, err), rc;
 
 	if (fd < 0)
 		return sb_error_prefix(err, "results directory '%s'", dir);
-	return walk(fd, dir, 0, input, err);
+	l.base_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (l.base_fd < 0) {
+		(void)close(fd);
+		return sb_error_errno(err, errno, "results directory '%s'", dir);
+	}
+	/* A run directory itself: its own run. */
+	if (is_run_dir(fd)) {
+		(void)close(fd);
+		(void)close(l.base_fd);
+		l.base_fd = -1;
+		loader_add(&l, sb_xstrdup(dir), sb_xstrdup(dir), NULL);
+		loader_collect(&l, input);
+		loader_release(&l);
+		return 0;
+	}
+	rc = walk(fd, dir, "", 0, input, &l, err);
+	if (rc == 0)
+		loader_collect(&l, input);
+	loader_release(&l);
+	(void)close(l.base_fd);
+	return rc;
 }
 
 /* --- a job ----------------------------------------------------------------------- */
@@ -426,12 +580,6 @@ slot_string(const json_t *slot, size_t i, const char *name, bool nullable, const
 	return sb_error_set(err, EINVAL, "index.json: slot %zu: \"%s\" must be a string%s", i, name,
 	    nullable ? " or null" : "");
 }
-
-/* The members of a slot we use, checked: what a job writes, exactly, or an error. */
-struct slot {
-	const char *key, *task, *agent, *model, *state, *run_id, *dir, *status, *reason;
-	json_int_t attempt;
-};
 
 static int
 parse_slot(const json_t *s, size_t i, struct slot *ret, struct sb_error **err)
@@ -500,6 +648,8 @@ report_read_job(const char *dir, json_t *input, struct sb_error **err)
 	json_auto_t *job = NULL, *index = NULL, *keys = json_object(), *runs = json_object();
 	const json_t *matrix, *slots, *s;
 	const char *job_id, *egress;
+	struct loader l = {.base_fd = -1};
+	struct slot *sls;
 	size_t i;
 
 	fd = sb_open_dir(dir, err);
@@ -567,43 +717,22 @@ report_read_job(const char *dir, json_t *input, struct sb_error **err)
 		"open")
 		? "open"
 		: "restricted";
+	/* Then the runs of the done slots, read in parallel; the others as they are. */
+	sls = sb_xcalloc(json_array_size(slots) + 1, sizeof(*sls));
 	json_array_foreach(slots, i, s) {
-		struct slot sl;
-
-		(void)parse_slot(s, i, &sl, NULL);
-		if (strcmp(sl.state, "skipped") == 0) {
+		(void)parse_slot(s, i, &sls[i], NULL);
+		if (strcmp(sls[i].state, "skipped") == 0)
 			json_array_append_new(
-			    json_object_get(input, "skipped"), slot_entry(&sl, egress));
-		} else if (strcmp(sl.state, "done") != 0) {
+			    json_object_get(input, "skipped"), slot_entry(&sls[i], egress));
+		else if (strcmp(sls[i].state, "done") != 0)
 			json_array_append_new(
-			    json_object_get(input, "not_run"), slot_entry(&sl, egress));
-		} else {
-			_cleanup_close_ int rfd = sb_open_dir(sl.dir, NULL);
-			json_t *rec = NULL;
-
-			if (rfd < 0) {
-				add_unreadable(input, sl.dir, strerror(errno));
-				continue;
-			}
-			add_summary_at(rfd, sl.dir, sl.run_id, input, &rec);
-			/* The attempt is the slot's: the index is the job's own record of it. */
-			if (rec != NULL) {
-				json_object_set_new(rec, "attempt", json_integer(sl.attempt));
-				json_object_set_new(rec, "slot", json_string(sl.key));
-				if (sl.status != NULL &&
-				    !sb_streq(sl.status,
-					json_string_value(json_object_get(rec, "category")))) {
-					_cleanup_free_ char *note = sb_xasprintf(
-					    "slot '%s': the index says %s, the run's summary %s",
-					    sl.key, sl.status,
-					    json_string_value(json_object_get(rec, "category")));
-
-					json_array_append_new(json_object_get(input, "notes"),
-					    sb_json_string_or_null(note));
-				}
-			}
-		}
+			    json_object_get(input, "not_run"), slot_entry(&sls[i], egress));
+		else
+			loader_add(&l, sb_xstrdup(sls[i].dir), sb_xstrdup(sls[i].dir), &sls[i]);
 	}
+	loader_collect(&l, input);
+	loader_release(&l);
+	free(sls);
 	json_object_set_new(json_object_get(input, "source"), "job",
 	    json_pack("{s:s, s:O, s:O, s:O, s:O, s:O}", "job_id", job_id, "created_at",
 		json_object_get(job, "created_at") ?: json_null(), "ssebench_version",

@@ -6,7 +6,12 @@
   report-fixture.py job RESULTS JOBDIR JOB_ID < SPEC
                                                   the same runs, plus JOBDIR/job.json and
                                                   JOBDIR/index.json with one slot per line
-  report-fixture.py synthetic RESULTS N [SEED]    N random runs (bench/report-scale.sh)
+  report-fixture.py synthetic RESULTS N [SEED]    N random runs (bench/report-scale.sh), each
+                                                  summary about the size of a real one (9 to
+                                                  11 KiB in real runs: an isolation record of
+                                                  every property in two phases, a sanitizer
+                                                  report of 1 to 10 KB in a run that failed,
+                                                  the grading record)
 
 A SPEC line is either words:
 
@@ -85,7 +90,29 @@ def patch_result(d):
             "error_log": None}
 
 
-def write_run(results, d, run_id, job_id):
+# What a real summary carries besides the figures: the isolation record's properties.
+PROPS = ["agent_identity", "runner_identity", "no_capabilities", "no_new_privs", "seccomp",
+         "task_files_hidden", "pristine_repo_hidden", "results_hidden", "single_commit",
+         "difficulty_gate", "reference_mount", "network_internal", "egress_canary",
+         "host_guard", "runner_sandbox", "scripts_root", "agent_freezer", "shared_places"]
+
+
+def realistic(s, rnd):
+    phase = {p: {"status": "held", "detail": "agent: " + "x" * rnd.randint(20, 100)}
+             for p in PROPS}
+    s["isolation"]["phases"] = {"before_agent": phase, "before_grading": dict(phase)}
+    if s["patch_result"]["status"] == "failed":
+        s["patch_result"]["error_log"] = "==1==ERROR: AddressSanitizer: " + "y" * rnd.randint(
+            1000, 10000)
+    s["task"].update({"project": "p", "language": "c", "sanitizer": "address",
+                      "repository": "https://example.invalid/p", "source": "/src/p",
+                      "files": {"poc": ["pocs/1"], "patch": "diffs/patch.diff"},
+                      "task_description": {"bug_description": "z" * 200}})
+    s["grading"] = {"reverted": ["tests/t%d.c" % i for i in range(20)],
+                    "scope": {"files": 3, "lines": 40}, "baseline": {"tests": 120}}
+
+
+def write_run(results, d, run_id, job_id, rnd=None):
     egress = d.get("egress", "restricted")
     outcome = d["outcome"]
     s = {
@@ -106,6 +133,8 @@ def write_run(results, d, run_id, job_id):
     if "tin" in d and "tout" in d:
         s["usage"] = {"tokens_in": int(d["tin"]), "tokens_out": int(d["tout"]),
                       "source": "dialog"}
+    if rnd is not None:
+        realistic(s, rnd)
     if job_id is not None and not flag(d, "no_job", False):
         s["job"] = {"id": job_id, "attempt": d["attempt"]}
     run_dir = os.path.join(results, safe(d["task"]), safe(d["model"]), safe(d["agent"]),
@@ -135,7 +164,7 @@ def main():
                  "outcome": outcome, "dur": "%.1f" % rnd.uniform(60, 3600),
                  "spend": "%.4f" % rnd.uniform(0.05, 3.0),
                  "tin": rnd.randint(10000, 2000000), "tout": rnd.randint(1000, 100000)}
-            write_run(results, d, "20260101-000000-%06x" % i, None)
+            write_run(results, d, "20260101-000000-%06x" % i, None, rnd)
         return
     results = sys.argv[2]
     job_dir = job_id = None
