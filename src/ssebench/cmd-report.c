@@ -101,7 +101,7 @@ cmd_report(const struct cli_command *cmd, int argc, char **argv)
 	    {NULL, 0, NULL, 0}};
 	_cleanup_buf_ struct sb_buf out = SB_BUF_INIT(REPORT_OUTPUT_MAX);
 	_cleanup_error_ struct sb_error *err = NULL;
-	_cleanup_free_ char *job_dir = NULL;
+	_cleanup_free_ char *job_dir = NULL, *trimmed = NULL;
 	enum report_format fmt = REPORT_MD;
 	const char *output = NULL, *arg = NULL, *root = results_root();
 	json_auto_t *input = NULL, *model = NULL;
@@ -120,6 +120,14 @@ cmd_report(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
 	if (optind < argc)
 		arg = argv[optind];
+	/* "results/" reads as "results" (paths in the report are joined to it). */
+	if (arg != NULL) {
+		size_t n = strlen(arg);
+
+		while (n > 1 && arg[n - 1] == '/')
+			n--;
+		arg = trimmed = sb_xstrndup(arg, n);
+	}
 
 	/*
 	 * What the argument names: a bare job id of the results root's jobs/ first, then a
