@@ -877,7 +877,8 @@ group_json(struct group *g, size_t idx, const struct cell *cells, size_t ntasks,
 			    pak, json_pack("{s:I, s:o, s:I}", "k", (json_int_t)k, "value",
 				     rounded(sum / (double)used, 1e4), "tasks", (json_int_t)used));
 		}
-	qsort(g->dur, g->ndur, sizeof(*g->dur), cmp_double);
+	if (g->ndur > 0) /* no array at all for a group without durations */
+		qsort(g->dur, g->ndur, sizeof(*g->dur), cmp_double);
 	dur = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "runs", (json_int_t)g->ndur, "min",
 	    rounded(report_quantile(g->dur, g->ndur, 0), 1e3), "q1",
 	    rounded(report_quantile(g->dur, g->ndur, 0.25), 1e3), "median",
