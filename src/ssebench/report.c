@@ -477,6 +477,14 @@ loader_collect(struct loader *l, json_t *input)
 	for (size_t i = 0; i < l->n; i++) {
 		struct load_item *it = &l->items[i];
 
+		if (it->record == NULL && it->slot != NULL && it->slot->reason != NULL) {
+			/* What the job itself saw (a run that could not start, or left no summary). */
+			_cleanup_free_ char *why = sb_xasprintf("%s (the job's index: %s, %s)",
+			    it->reason, it->slot->status ?: "no status", it->slot->reason);
+
+			add_unreadable(input, it->path, why);
+			continue;
+		}
 		if (it->record == NULL) {
 			add_unreadable(input, it->path, it->reason);
 			continue;

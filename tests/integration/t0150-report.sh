@@ -246,12 +246,14 @@ run_cmd r "$SSEBENCH" report "$d"
 is "$r_rc" 1 "a job without its index: exit 1"
 
 # A done slot whose run directory went away, or holds another run: unreadable, not guessed.
-d=$(broken gone 'ix["slots"][0]["dir"] = "/nonexistent/run"; ix["slots"][1]["run_id"] = "20990101-000000-ffffff"')
+d=$(broken gone 'ix["slots"][0]["dir"] = "/nonexistent/run"; ix["slots"][0]["status"] = "error"; ix["slots"][0]["reason"] = "could not start: no Docker"; ix["slots"][1]["run_id"] = "20990101-000000-ffffff"')
 run_cmd r "$SSEBENCH" report "$d" --format json
 is "$r_rc" 0 "a job whose run directories are gone still reports"
 printf '%s' "$r_out" >"$out/gone.json"
 is "$(json_get "$out/gone.json" '[(u["path"], u["reason"]) for u in m["unreadable"]][0][0], m["unreadable"][1]["reason"], m["totals"]["unreadable"]')" \
 	"('/nonexistent/run', \"summary.json is not of run '20990101-000000-ffffff', which the job's index names here\", 2)" \
 	"a missing run and a run of another id are unreadable, with why"
+like "$(json_get "$out/gone.json" 'm["unreadable"][0]["reason"]')" "No such file or directory \(the job's index: error, could not start: no Docker\)$" \
+	"with what the job's index says of the slot"
 
 done_testing
