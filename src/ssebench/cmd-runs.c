@@ -366,14 +366,30 @@ runs_remove(const struct cli_command *cmd, int argc, char **argv)
 	return rc;
 }
 
-/* Collect summary.json files below dir (at any depth, bounded). */
+/*
+ * Collect summary.json files below dir (at any depth, bounded). A run directory's own
+ * summary only: the walk never goes below a run directory (run_dir_is), whose archive/
+ * holds what the agent left.
+ */
 static void
 scan_summaries(const char *dir, unsigned depth, json_t *out)
 {
+	_cleanup_close_ int dfd = -1;
 	DIR *d;
 	struct dirent *de;
 
-	if (depth > 8 || (d = opendir(dir)) == NULL)
+	if (depth > 8 || (dfd = sb_open_dir(dir, NULL)) < 0)
+		return;
+	if (run_dir_is(dfd)) {
+		json_t *s = NULL;
+
+		if (sb_json_load_file_at(dfd, "summary.json", SB_JSON_FILE_MAX, &s, NULL) == 0 &&
+		    json_is_object(s))
+			json_array_append_new(out, run_summary_row(s, dir));
+		json_decref(s); /* unparsable summaries are skipped, as upstream */
+		return;
+	}
+	if ((d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		_cleanup_free_ char *p = NULL;
@@ -384,21 +400,8 @@ scan_summaries(const char *dir, unsigned depth, json_t *out)
 		p = sb_xasprintf("%s/%s", dir, de->d_name);
 		if (lstat(p, &st) < 0)
 			continue;
-		if (S_ISDIR(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
 			scan_summaries(p, depth + 1, out);
-		} else if (S_ISREG(st.st_mode) && strcmp(de->d_name, "summary.json") == 0) {
-			_cleanup_close_ int fd = sb_open_dir(dir, NULL);
-			json_t *s = NULL;
-
-			if (fd < 0 || sb_json_load_file_at(fd, "summary.json", SB_JSON_FILE_MAX, &s,
-					  NULL) < 0 ||
-			    !json_is_object(s)) {
-				json_decref(s);
-				continue; /* unparsable summaries are skipped, as upstream */
-			}
-			json_array_append_new(out, run_summary_row(s, dir));
-			json_decref(s);
-		}
 	}
 	closedir(d);
 }

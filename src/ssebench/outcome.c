@@ -6,6 +6,9 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <string.h>
 
 #include "sb/buf.h"
@@ -218,4 +221,20 @@ run_summary_row(const json_t *s, const char *dir)
 	    string_of(json_object_get(json_object_get(s, "patch_result"), "status")), "started_at",
 	    string_of(json_object_get(s, "started_at")), "dir", dir, "scored", scored && tier != NULL,
 	    "tier", sb_json_string_or_null(tier));
+}
+
+/* Whether name below dirfd exists (without following a final symbolic link). */
+static bool
+has_entry(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+bool
+run_dir_is(int dfd)
+{
+	return has_entry(dfd, "summary.json") || has_entry(dfd, "build.log") ||
+	       has_entry(dfd, "archive");
 }

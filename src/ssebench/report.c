@@ -375,23 +375,6 @@ loader_run(struct loader *l)
 		(void)pthread_join(threads[t], NULL);
 }
 
-/* Whether name below dirfd exists (without following a final symbolic link). */
-static bool
-has_entry(int dirfd, const char *name)
-{
-	struct stat st;
-
-	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-/* A run directory: what `ssebench run` makes first (build.log, archive/) or last. */
-static bool
-is_run_dir(int dfd)
-{
-	return has_entry(dfd, "summary.json") || has_entry(dfd, "build.log") ||
-	       has_entry(dfd, "archive");
-}
-
 /*
  * List one directory of a results walk; rel is its path below the root ("" for the root).
  * A directory that holds summary.json, build.log or archive/ is a run directory: it is
@@ -406,9 +389,10 @@ walk(int dfd, const char *root, const char *rel, unsigned depth, json_t *input, 
 	struct dirent *de;
 	int rc = 0;
 
-	if (is_run_dir(dfd)) {
+	if (run_dir_is(dfd)) {
 		char *path = sb_xasprintf("%s/%s", root, rel);
-		bool has_summary = has_entry(dfd, "summary.json");
+		struct stat sst;
+		bool has_summary = fstatat(dfd, "summary.json", &sst, AT_SYMLINK_NOFOLLOW) == 0;
 
 		(void)close(dfd);
 		if (l->n + json_array_size(json_object_get(input, "unreadable")) >=
@@ -523,7 +507,7 @@ report_scan_results(const char *dir, json_t *input, struct sb_error **err)
 		return sb_error_errno(err, errno, "results directory '%s'", dir);
 	}
 	/* A run directory itself: its own run. */
-	if (is_run_dir(fd)) {
+	if (run_dir_is(fd)) {
 		(void)close(fd);
 		(void)close(l.base_fd);
 		l.base_fd = -1;

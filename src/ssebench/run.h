@@ -80,6 +80,13 @@ json_t *run_outcome(json_t *result, json_t *iso, const char *egress, bool interr
 json_t *run_summary_row(const json_t *s, const char *dir);
 
 /*
+ * Is the directory dfd a run directory (it holds summary.json, build.log or archive/)? A
+ * walk of the results lists it and never goes below it: its archive/ is what the agent
+ * left, where a summary.json it planted must not count as a run.
+ */
+bool run_dir_is(int dfd);
+
+/*
  * The seccomp profile of a run container that runs task scripts (seccomp.c): Docker's
  * default refuses what the runner's sandbox needs. A new reference.
  */

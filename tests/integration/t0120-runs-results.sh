@@ -32,6 +32,14 @@ summary r-forfeit forfeit restricted true 2026-01-01T00:00:04Z
 summary o-pass passed open true 2026-01-01T00:00:03Z
 summary u-pass passed restricted false 2026-01-01T00:00:02Z
 summary old passed restricted absent 2026-01-01T00:00:01Z
+# What an agent left in its archive is not a run: a summary.json planted there, claiming a
+# scored pass, must not be counted (the walk never goes below a run directory).
+mkdir -p "$res/demo-1/m/a/r-fail/archive/fake/run"
+python3 -c 'import json, sys; json.dump({"task": {"id": "demo-1"}, "config": {"agent": "a", "model": "m",
+    "egress": "restricted"}, "patch_result": {"status": "passed"}, "run_id": "planted", "scored": True,
+    "isolation": {"scored": True, "egress": "restricted", "tier": "restricted"},
+    "started_at": "2026-01-01T00:00:09Z"}, open(sys.argv[1], "w"))' "$res/demo-1/m/a/r-fail/archive/summary.json"
+cp "$res/demo-1/m/a/r-fail/archive/summary.json" "$res/demo-1/m/a/r-fail/archive/fake/run/summary.json"
 
 run_cmd r "$SSEBENCH" runs results --dir "$res"
 is "$r_rc" 0 "runs results exits 0"
