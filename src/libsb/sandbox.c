@@ -535,11 +535,12 @@ enter_root(const struct sb_sandbox *sb, const char **ret_step)
 		if (mount(pseudo[i], target, NULL, MS_BIND | MS_REC, NULL) < 0)
 			return -1;
 	}
+	/* The scaffold: passable, not listable (as the runner's area is, 0710 root:runner). */
 	if (sb->scaffold != NULL) {
 		*ret_step = "sandbox: the scaffold of its places";
 		join_path(target, sb->root, sb->scaffold);
 		if (mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			"mode=0755,size=65536,nr_inodes=256") < 0)
+			"mode=0111,size=65536,nr_inodes=256") < 0)
 			return -1;
 		for (size_t i = 0; i < sb->nwritable + sb->nbound; i++) {
 			const char *p = i < sb->nwritable ? sb->writable[i] : sb->bound[i - sb->nwritable];
