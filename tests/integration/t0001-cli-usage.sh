@@ -50,7 +50,8 @@ done <<'CASES'
 --task x --agent y --difficulty 9|--difficulty must be 0, 1, 2, 3 or 4
 --task x --agent y --timeout 0|--timeout must be a number of seconds
 --task x --agent y extra|unexpected argument 'extra'
---agent y|--task and --agent are required
+--agent y|--task, --tasks or --all is required
+--task x|--agent is required
 --bogus|unrecognized option|unknown option
 CASES
 
