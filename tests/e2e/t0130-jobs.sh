@@ -64,6 +64,14 @@ ok "$(no_containers "$id"; echo $?)" "no container of the job is left"
 run_cmd r "$SSEBENCH" jobs list
 like "$r_out" "$id .* complete +8 +4 +4 +0 +0" "jobs list: complete, 4 passed, 4 failed"
 
+# The job's report: the reference runs left out and counted, the dummy's 4 runs none passed.
+run_cmd r "$SSEBENCH" report "$id" --format json
+is "$r_rc" 0 "ssebench report JOB exits 0"
+is "$(printf '%s' "$r_out" | python3 -c 'import json, sys
+d = json.load(sys.stdin); t = d["totals"]; g = d["groups"]
+print(t["runs_found"], t["reference_runs"], [(x["agent"], x["runs"], x["passed"], x["attempts_per_task"]) for x in g], len(d["matrix"]))')" \
+	"8 4 [('dummy', 4, 0, 2)] 2" "the report: 8 runs found, 4 reference runs left out, dummy 0 of 4, two tasks"
+
 # --- killed, then resumed -------------------------------------------------------------------
 "$SSEBENCH" run "${MATRIX[@]}" >"$SB_TMP/b.out" 2>"$SB_TMP/b.err" &
 bpid=$!
