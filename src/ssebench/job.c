@@ -1456,6 +1456,7 @@ job_run(struct run_opts *o)
 		    why ? why : "", why ? ")" : "");
 		fprintf(stderr, "job directory: %s\n", j.path);
 	}
+	j.json_events = o->json_events;
 	job_event(&j, json_pack("{s:s, s:s, s:I, s:I}", "event", "job_started", "dir", j.path,
 	    "runs", (json_int_t)j.n, "parallel", (json_int_t)parallel));
 	(void)uses_model;
