@@ -189,6 +189,7 @@ load_index(struct job *j, struct sb_error **err)
 		s->reason = reason != NULL ? sb_xstrdup(reason) : NULL;
 		s->tries = json_incref((json_t *)tries);
 		s->pid = -1;
+		s->pidfd = -1;
 	}
 	return 0;
 }
@@ -608,7 +609,7 @@ default_parallel(char **ret_why)
  */
 static int
 start_child(struct job *j, const struct sb_argv *args, const char *log, pid_t *ret_pid,
-    struct sb_error **err)
+    int *ret_pidfd, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT, env = SB_ARGV_INIT;
 	_cleanup_close_ int logs = -1, fd = -1;
@@ -635,10 +636,36 @@ start_child(struct job *j, const struct sb_argv *args, const char *log, pid_t *r
 	c.flags = SB_CMD_NEW_PGRP | SB_CMD_DEATHSIG_TERM | SB_CMD_NO_GROUP_REAP;
 	if (sb_cmd_start(&c, err) < 0)
 		return -1;
-	if (c.pidfd >= 0)
-		close(c.pidfd);
 	*ret_pid = c.pid;
+	*ret_pidfd = c.pidfd; /* readable when it ends; -1 on a kernel without pidfds */
 	return 0;
+}
+
+/*
+ * Wait up to ms for one of the job's children (their pidfds) to end, or an interrupt; at
+ * once when one already has. Without pidfds, the tick is the wait.
+ */
+static void
+wait_children(const struct job *j, int ms)
+{
+	struct pollfd pfd[SB_JOB_PARALLEL_MAX + JOB_IMAGE_BUILDS + 1];
+	nfds_t n = 0;
+
+	for (size_t i = 0; i < j->n && n < SB_ARRAY_SIZE(pfd); i++)
+		if (j->slots[i].pid > 0 && j->slots[i].pidfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = j->slots[i].pidfd, .events = POLLIN };
+	for (size_t i = 0; i < j->nbuilds && n < SB_ARRAY_SIZE(pfd); i++)
+		if (j->builds[i].pid > 0 && j->builds[i].pidfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = j->builds[i].pidfd, .events = POLLIN };
+	(void)poll(n > 0 ? pfd : NULL, n, ms);
+}
+
+static void
+close_pidfd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 /* Reap pid if it has ended: 1 (and *status, a wait status), 0 if it runs, -1 if it is gone. */
@@ -661,14 +688,19 @@ now_s(void)
 
 /* --- progress --------------------------------------------------------------------------- */
 
+/* UTC, to the millisecond (the events of a job are often less than a second apart). */
 static void
 utc_now(char out[32])
 {
-	time_t t = time(NULL);
+	struct timespec ts;
 	struct tm tm;
+	char sec[20];
 
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	if (strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		sec[0] = '\0';
+	snprintf(out, 32, "%.19s.%03dZ", sec, (int)(ts.tv_nsec / 1000000));
 }
 
 /* One event: a JSON line on stdout (--json), else a timestamped line (not on a live TTY). */
@@ -908,7 +940,7 @@ start_run(struct job *j, struct job_slot *s, struct sb_error **err)
 	    s->run_id, "--images-ready", NULL);
 	sb_argv_push(&a, "--attempt");
 	sb_argv_pushf(&a, "%u", s->attempt);
-	if (start_child(j, &a, log, &s->pid, err) < 0)
+	if (start_child(j, &a, log, &s->pid, &s->pidfd, err) < 0)
 		return -1;
 	s->state = JOB_SLOT_RUNNING;
 	s->started = now_s();
@@ -930,6 +962,7 @@ run_ended(struct job *j, struct job_slot *s, int wstatus)
 	char secs[32];
 
 	s->pid = -1;
+	close_pidfd(&s->pidfd);
 	fmt_secs(secs, sizeof(secs), took);
 	if (interrupted) {
 		/* Interrupted: not a result. Its slot runs again when the job is resumed. */
@@ -1051,6 +1084,7 @@ build_images(struct job *j)
 		b->agent = s->agent;
 		b->model = s->model;
 		b->pid = -1;
+		b->pidfd = -1;
 		b->base = json_string_value(json_object_get(json_object_get(j->spec, "bases"), s->task));
 	}
 	if (j->nbuilds == 0)
@@ -1077,6 +1111,7 @@ build_images(struct job *j)
 				int ws = 0, r = reap(b->pid, &ws);
 
 				if (r != 0) {
+					close_pidfd(&b->pidfd);
 					b->pid = -1;
 					b->done = true;
 					b->ok = r == 1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
@@ -1093,7 +1128,7 @@ build_images(struct job *j)
 		if (j->stopping) {
 			if (running == 0)
 				break;
-			poll(NULL, 0, JOB_TICK_MS);
+			wait_children(j, JOB_TICK_MS);
 			continue;
 		}
 		for (size_t i = 0; i < j->nbuilds && !started; i++) {
@@ -1119,7 +1154,7 @@ build_images(struct job *j)
 				sb_argv_pushl(&a, "--task", b->task, "--agent", b->agent, "--model",
 				    b->model, "--images-only", NULL);
 				b->log = sb_xstrdup(log);
-				if (start_child(j, &a, log, &b->pid, &err) < 0) {
+				if (start_child(j, &a, log, &b->pid, &b->pidfd, &err) < 0) {
 					job_say(j, "images of %s and %s: %s", b->task, b->agent,
 					    sb_error_message(err));
 					sb_error_release(&err);
@@ -1133,7 +1168,7 @@ build_images(struct job *j)
 			}
 		}
 		if (!started)
-			poll(NULL, 0, JOB_TICK_MS);
+			wait_children(j, JOB_TICK_MS);
 	}
 	for (size_t i = 0; i < j->nbuilds; i++) {
 		b = &j->builds[i];
@@ -1234,7 +1269,7 @@ schedule(struct job *j)
 		if (running == 0)
 			break;
 		draw_live(j, changed);
-		poll(NULL, 0, JOB_TICK_MS);
+		wait_children(j, JOB_TICK_MS);
 	}
 	if (j->live && j->live_drawn)
 		fprintf(stderr, "\r\033[K");
@@ -1443,6 +1478,7 @@ job_run(struct run_opts *o)
 					s->state = JOB_SLOT_PENDING;
 					s->tries = json_array();
 					s->pid = -1;
+					s->pidfd = -1;
 				}
 		}
 	if (job_save_index(&j, &err) < 0)

@@ -27,6 +27,7 @@ struct job_slot {
 	json_t *tries;	      /* every run it had: run_id, status */
 	/* While the job runs. */
 	pid_t pid; /* its `ssebench run`, or -1 */
+	int pidfd; /* and a descriptor that tells when it ends, or -1 */
 	double started;
 };
 
@@ -35,6 +36,7 @@ struct job_build {
 	const char *task, *agent, *model, *base;
 	char *log;
 	pid_t pid;
+	int pidfd;
 	bool first, done, ok;
 	double t0;
 };
