@@ -56,6 +56,10 @@ const char *cli_registry(void);
 /* The default dataset directory (the home's datasets/pilot). malloc'd. */
 char *cli_default_dataset(void);
 
+/* A JSON value on stdout, indented, with a newline (the commands' --json). */
+struct json_t;
+void cli_print_json(const struct json_t *j);
+
 /* `ssebench jobs ...` (cmd-jobs.c). */
 extern const struct cli_command jobs_commands[];
 

@@ -100,13 +100,6 @@ job_json(const struct job *j, bool slots)
 	return o;
 }
 
-static void
-print_json(const json_t *j)
-{
-	_cleanup_free_ char *s = sb_json_dumps(j, JSON_INDENT(2));
-
-	printf("%s\n", s);
-}
 
 static int
 cmd_jobs_list(const struct cli_command *cmd, int argc, char **argv)
@@ -147,7 +140,7 @@ cmd_jobs_list(const struct cli_command *cmd, int argc, char **argv)
 	}
 	free(names);
 	if (as_json) {
-		print_json(all);
+		cli_print_json(all);
 		return SB_EXIT_OK;
 	}
 	if (json_array_size(all) == 0) {
@@ -207,7 +200,7 @@ cmd_jobs_show(const struct cli_command *cmd, int argc, char **argv)
 	}
 	o = job_json(&j, true);
 	if (as_json) {
-		print_json(o);
+		cli_print_json(o);
 		job_release(&j);
 		return SB_EXIT_OK;
 	}

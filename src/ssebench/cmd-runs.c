@@ -58,13 +58,6 @@ inspect_labelled(const char *label_filter, struct sb_error **err)
 	return arr;
 }
 
-static void
-print_json(const json_t *j)
-{
-	_cleanup_free_ char *s = sb_json_dumps(j, JSON_INDENT(2));
-
-	printf("%s\n", s);
-}
 
 /* The containers of one run, or an exit status (3 none, 4 ambiguous). */
 static int
@@ -140,7 +133,7 @@ runs_list(const struct cli_command *cmd, int argc, char **argv)
 		json_t *out = json_pack("{s:s, s:b, s:O}", "backend", "docker", "supports_exec", 1,
 		    "runs", runs);
 
-		print_json(out);
+		cli_print_json(out);
 		json_decref(out);
 	} else {
 		printf("%-28s %-13s %-9s %-5s %-30s %-12s %s\n", "RUN", "CONTAINER", "STATE", "EXIT",
@@ -210,7 +203,7 @@ runs_inspect(const struct cli_command *cmd, int argc, char **argv)
 	runs = containers_entries(arr);
 	json_decref(arr);
 	if (as_json) {
-		print_json(json_array_size(runs) == 1 ? json_array_get(runs, 0) : runs);
+		cli_print_json(json_array_size(runs) == 1 ? json_array_get(runs, 0) : runs);
 	} else {
 		json_t *e;
 		size_t i;
@@ -516,7 +509,7 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 		if (as_json) {
 			json_t *out = json_pack("{s:O, s:o}", "runs", sorted, "tiers", counts);
 
-			print_json(out);
+			cli_print_json(out);
 			json_decref(out);
 		} else {
 			json_decref(counts);

@@ -40,6 +40,7 @@
 
 #include "sb/argv.h"
 #include "sb/buf.h"
+#include "sb/dialog.h"
 #include "sb/exit.h"
 #include "sb/fs.h"
 #include "sb/glob.h"
@@ -688,21 +689,13 @@ now_s(void)
 
 /* --- progress --------------------------------------------------------------------------- */
 
-/* UTC, to the millisecond (the events of a job are often less than a second apart). */
+/* UTC, to the millisecond (the events of a job are often less than a second apart): the
+ * dialog record's own format. */
 static void
 utc_now(char out[32])
 {
-	struct timespec ts;
-	struct tm tm;
-	char sec[20];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	if (strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-		sec[0] = '\0';
-	snprintf(out, 32, "%.19s.%03dZ", sec, (int)(ts.tv_nsec / 1000000));
+	sb_dialog_timestamp(out);
 }
-
 /* One event: a JSON line on stdout (--json), else a timestamped line (not on a live TTY). */
 static void
 job_event(struct job *j, json_t *ev)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "sb/exit.h"
+#include "sb/json.h"
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/sig.h"
@@ -267,6 +268,14 @@ static const struct cli_command root = {
 	.usage = "ssebench [--version] [--help] <command> [<args>]",
 	.sub = top_commands,
 };
+
+void
+cli_print_json(const json_t *j)
+{
+	_cleanup_free_ char *s = sb_json_dumps(j, JSON_INDENT(2));
+
+	printf("%s\n", s);
+}
 
 int
 cli_fail(const char *fmt, ...)

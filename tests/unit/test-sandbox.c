@@ -234,6 +234,24 @@ START_TEST(test_own_root)
 }
 END_TEST
 
+/* Run argv (bash) as nobody in sb, in cwd, with envp; its output into *r. */
+static void
+run_with(const struct sb_sandbox *sb, char **argv, char **envp, int cwd, struct sb_cmd_result *r)
+{
+	struct sb_cmd c = SB_CMD_INIT;
+	struct sb_error *err = NULL;
+
+	c.path = "/bin/bash";
+	c.argv = argv;
+	c.envp = envp;
+	c.cwd_fd = cwd;
+	c.creds = &nobody;
+	c.sandbox = sb;
+	c.stdout_fd = SB_CMD_CAPTURE;
+	c.stderr_fd = SB_CMD_CAPTURE;
+	ck_assert_msg(sb_cmd_run(&c, r, &err) == 0, "sb_cmd_run: %s", sb_error_message(err));
+}
+
 /*
  * A writable place inside a place it keeps (a check's workspace inside the runner's area):
  * mounted after the outer one, whatever the order given, so it is the real directory and
@@ -252,7 +270,6 @@ START_TEST(test_own_root_nested_places)
 	char *envp[] = { (char *)"PATH=/usr/bin:/bin", env_ws, kept, NULL };
 	_cleanup_close_ int cwd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct sb_sandbox sb;
-	struct sb_cmd c = SB_CMD_INIT;
 	struct sb_cmd_result r;
 	struct sb_error *err = NULL;
 
@@ -263,15 +280,7 @@ START_TEST(test_own_root_nested_places)
 	ck_assert_int_eq(sb_sandbox_add(sb.bound, &sb.nbound, bound, &err), 0);
 	ck_assert_msg(sb_sandbox_prepare(&sb, NOBODY, NOBODY, &err) == 0, "%s",
 	    sb_error_message(err));
-	c.path = "/bin/bash";
-	c.argv = argv;
-	c.envp = envp;
-	c.cwd_fd = cwd;
-	c.creds = &nobody;
-	c.sandbox = &sb;
-	c.stdout_fd = SB_CMD_CAPTURE;
-	c.stderr_fd = SB_CMD_CAPTURE;
-	ck_assert_msg(sb_cmd_run(&c, &r, &err) == 0, "sb_cmd_run: %s", sb_error_message(err));
+	run_with(&sb, argv, envp, cwd, &r);
 	ck_assert_msg(r.exit_code == 0 && strcmp(r.out.s, "w\nread-only\n") == 0,
 	    "nested: exit %d, got '%s' (stderr '%s')", r.exit_code, r.out.s, r.err.s);
 	ck_assert_int_eq(access(f, F_OK), 0);
@@ -305,7 +314,6 @@ START_TEST(test_own_root_scaffold)
 	char *envp[] = { (char *)"PATH=/usr/bin:/bin", env_area, NULL };
 	_cleanup_close_ int cwd = -1;
 	struct sb_sandbox sb;
-	struct sb_cmd c = SB_CMD_INIT;
 	struct sb_cmd_result r;
 	struct sb_error *err = NULL;
 
@@ -317,15 +325,7 @@ START_TEST(test_own_root_scaffold)
 	ck_assert_int_eq(sb_sandbox_add(sb.bound, &sb.nbound, keep, &err), 0);
 	ck_assert_msg(sb_sandbox_prepare(&sb, NOBODY, NOBODY, &err) == 0, "%s",
 	    sb_error_message(err));
-	c.path = "/bin/bash";
-	c.argv = argv;
-	c.envp = envp;
-	c.cwd_fd = cwd;
-	c.creds = &nobody;
-	c.sandbox = &sb;
-	c.stdout_fd = SB_CMD_CAPTURE;
-	c.stderr_fd = SB_CMD_CAPTURE;
-	ck_assert_msg(sb_cmd_run(&c, &r, &err) == 0, "sb_cmd_run: %s", sb_error_message(err));
+	run_with(&sb, argv, envp, cwd, &r);
 	ck_assert_msg(strcmp(r.out.s, "unlistable\nkept\nno-other\n") == 0, "got '%s' (stderr '%s')",
 	    r.out.s, r.err.s);
 	sb_cmd_result_release(&r);
