@@ -3,7 +3,8 @@
 # Jobs end to end (docs/jobs.md), with real images and a real engine: 2 tasks x 2 agents
 # (reference, dummy) x 2 attempts, 2 at a time, graded as single runs are; the same job
 # killed (SIGKILL of the CLI) after its first runs and resumed gives the same outcome for
-# every slot; a Ctrl-C stops a job's runs, leaves no container and makes the job resumable.
+# every slot; a task whose image does not build is skipped, not fatal; a Ctrl-C stops a job's
+# runs, leaves no container and makes the job resumable.
 # The two tasks are the small test task and a copy of it under another id.
 . "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$SB_SRCDIR/tests/e2e/lib-e2e.sh"
@@ -100,13 +101,27 @@ ok "$([ "$tries" -ge 8 ]; echo $?)" "each run it had is in its slot's tries ($tr
 run_cmd r "$SSEBENCH" jobs resume "$(basename "$B")"
 like "$r_out" "nothing to run" "a second resume has nothing to run"
 
+# --- a task whose image does not build: its runs are skipped, the rest run -------------------
+cp -a "$SMALL_DATASET/$SMALL" "$DS/$SMALL-broken"
+sed -i "s/^id: $SMALL\$/id: $SMALL-broken/" "$DS/$SMALL-broken/sse/config.yaml"
+printf 'RUN false\n' >>"$DS/$SMALL-broken/Dockerfile"
+run_cmd r "$SSEBENCH" run --local "$DS" --task "$SMALL-broken" --task "$SMALL" --agent dummy --timeout 600
+is "$r_rc" 1 "a job with a task that does not build exits 1"
+D=$(jobdir_of "$A" "$B")
+is "$(outcomes "$D")" "$SMALL-broken/dummy/none/1 skipped None
+$SMALL/dummy/none/1 done failed" "its runs are skipped, the other task's run"
+like "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["slots"][0]["reason"])' "$D/index.json")" \
+	"its images could not be built \(logs/$SMALL-broken-dummy.images.log\)" "the skip names the build's log"
+ok "$([ -s "$D/logs/$SMALL-broken-dummy.images.log" ]; echo $?)" "which holds the build's output"
+rm -rf "$DS/$SMALL-broken"
+
 # --- Ctrl-C ----------------------------------------------------------------------------------
 "$SSEBENCH" run --local "$DS" --task "$SMALL" --agent dummy --attempts 2 --jobs 2 --timeout 600 \
 	>"$SB_TMP/c.out" 2>"$SB_TMP/c.err" &
 cpid=$!
 C=""
 for _ in $(seq 600); do
-	C=$(jobdir_of "$A" "$B")
+	C=$(jobdir_of "$A" "$B" "$D")
 	[ -n "$C" ] && grep -q '"state": "running"' "$C/index.json" 2>/dev/null && break
 	sleep 0.5
 done
