@@ -565,6 +565,8 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	/* The walk for places shared by the agent and the scripts covers the whole view: set
 	 * here, so that no ENV of a task image can point it at an empty directory. */
 	sb_argv_pushl(a, "-e", "SSE_SHARED_WALK_ROOT=/", NULL);
+	/* The per-disk counters are masked below: the entrypoint checks that they are. */
+	sb_argv_pushl(a, "-e", "SSE_COUNTERS_MASKED=1", NULL);
 	/* The scripts' own root (images/sandbox/setup-tool-layer.sh, step 6), pinned likewise:
 	 * a task image's ENV must not give them the agent's files back. */
 	sb_argv_pushl(a, "-e", "SSE_RUNNER_ROOT=" RUNNER_ROOT, NULL);
@@ -580,6 +582,27 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	sb_argv_pushf(a, "type=bind,source=%s,target=/run/ssebench-secrets/run.env,readonly",
 	    rx->secrets);
 	push_disk_mounts(a, rx, role);
+	/*
+	 * Per-disk counters the kernel shows every container: ext4's (/proc/fs/ext4: cache
+	 * hits, allocator groups; /proc/fs/jbd2; /sys/fs/ext4: bytes written) and the block
+	 * devices' (/proc/diskstats, /sys/block and what leads to it). Each run's disks are
+	 * loop devices of their own, so these are clean channels: code beside the hidden
+	 * material moved one by the thousand and the agent read the PoC back after the thaw,
+	 * and from another container any other run's (a third review; tests/integrity/README.md).
+	 * Nothing a run does needs them: empty in every run container.
+	 */
+	{
+		static const char *const masked_dirs[] = { "/proc/fs", "/sys/fs/ext4", "/sys/block",
+			"/sys/class/block", "/sys/dev/block", "/sys/devices/virtual/block" };
+
+		for (size_t i = 0; i < SB_ARRAY_SIZE(masked_dirs); i++) {
+			sb_argv_push(a, "--mount");
+			sb_argv_pushf(a, "type=tmpfs,dst=%s,tmpfs-size=4096,tmpfs-mode=0555",
+			    masked_dirs[i]);
+		}
+		sb_argv_pushl(a, "--mount", "type=bind,src=/dev/null,dst=/proc/diskstats,readonly",
+		    NULL);
+	}
 	/* Resource limits (fail closed: a bad value falls back, never to "unlimited"). */
 	sb_argv_pushl(a, "--memory", rx->mem, "--cpus", rx->cpus, "--pids-limit", rx->pids,
 	    "--ulimit", "core=0", "--security-opt", "no-new-privileges", NULL);

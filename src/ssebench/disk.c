@@ -175,11 +175,17 @@ make_fs(struct run_disk *d, int f, const char *label, struct sb_error **err)
 	    ftruncate(fd, (off_t)d->bytes) < 0)
 		return sb_error_errno(err, errno, "make the run's disk image '%s'", d->fs[f].image);
 	/*
-	 * ext4 without a journal (nothing of it needs to survive a crash), inode tables made
-	 * lazily (a sparse image is formatted in a fraction of a second), and a root reserve.
+	 * ext4, inode tables made lazily (a sparse image is formatted in a fraction of a
+	 * second), and a root reserve. The agent's own without a journal (nothing of it needs
+	 * to survive a crash). The harness's with a small one: without a journal ext4 will not
+	 * hand out again an inode freed less than a minute ago, so a check on hidden material
+	 * that frees chosen inodes of its workspace, and waits, decides which inode numbers
+	 * the agent's next build gets (a third review read a whole hidden test back that way:
+	 * tests/integrity/README.md). With a journal a freed inode is reused at once.
 	 */
-	if (tool(err, "mkfs.ext4", "-q", "-F", "-m", DISK_RESERVE_PERCENT, "-O", "^has_journal",
-		"-E", "lazy_itable_init=1,root_owner=0:0", "-L", label, d->fs[f].image, NULL) != 0)
+	if (tool(err, "mkfs.ext4", "-q", "-F", "-m", DISK_RESERVE_PERCENT, "-O",
+		f == DISK_FS_HARNESS ? "has_journal" : "^has_journal", "-J", "size=4", "-E",
+		"lazy_itable_init=1,root_owner=0:0", "-L", label, d->fs[f].image, NULL) != 0)
 		return sb_error_prefix(err, "format the run's disk");
 	if (tool(err, "mount", "-o", "loop,nosuid,nodev,noatime", d->fs[f].image, d->fs[f].mnt,
 		NULL) != 0)
