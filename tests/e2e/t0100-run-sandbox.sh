@@ -124,6 +124,13 @@ for _ in $(seq 900); do
 	kill -0 "$keep_pid" 2>/dev/null || break
 	sleep 1
 done
+# The kept run's disks: the harness's has a journal (without one ext4 holds a freed inode
+# back for a minute, which a check could use to pick the next build's inode numbers), the
+# agent's has none.
+features() { dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Filesystem features: *//p'; }
+like "$(features "$SSEBENCH_RESULTS/.disks/keep-$tag/harness.img")" '(^| )has_journal( |$)' \
+	"the harness's disk has a journal"
+unlike "$(features "$SSEBENCH_RESULTS/.disks/keep-$tag/disk.img")" 'has_journal' "the agent's has none"
 run_cmd r "$SSEBENCH" runs list --json
 like "$r_out" "\"run_id\": \"keep-$tag\"" "runs list shows the kept run"
 unlike "$r_out" 'SSE_DAEMON_TOKEN|"Env"' "runs list never shows the container's environment"

@@ -132,7 +132,7 @@ make_agents() {
 }
 
 # Per level: the checks hostile.sh must report, and those a level adds.
-COMMON_CHECKS="agent-uid agent-groups agent-caps agent-nnp agent-seccomp agent-env agent-fds difficulty-env
+COMMON_CHECKS="agent-uid disk-counters agent-groups agent-caps agent-nnp agent-seccomp agent-env agent-fds difficulty-env
 core-rlimit one-commit git-dirs read-config read-patch read-test-diff read-pocs list-ssebench read-repo
 read-reference-mount read-results read-secrets read-runner-dir read-daemon-state hidden-dir-modes
 fs-grep-markers hardlink-root-file symlink-root-file admin-socket-connect admin-socket-proc-root
@@ -157,7 +157,7 @@ level_checks() {
 	esac
 	[ "${2:-}" = victim ] && echo "other-run-unreachable other-run-reference-patch other-run-diff other-run-bash other-run-endpoints"
 }
-HOOK_CHECKS="runner-uid runner-privs runner-env read-patch read-test-diff read-pocs read-config list-ssebench
+HOOK_CHECKS="runner-uid runner-disk-counters runner-privs runner-env read-patch read-test-diff read-pocs read-config list-ssebench
 read-repo read-results read-secrets read-reference list-runner-dir agent-places write-outside admin-socket
 agent-socket-reference tcp-reference net-reach runner-vs-root stage-scan grep-fix leftover-alive"
 HB_KINDS="doublefork setsid nohup sigignore bashtool-setsid bashtool-bg"

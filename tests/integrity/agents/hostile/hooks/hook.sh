@@ -117,6 +117,12 @@ for s in /proc/[0-9]*/status; do
 	$HH ptrace "$p" 2>/dev/null | grep -q ' ok$' && got="$got ptrace:$p"
 done
 say runner-vs-root "$([ -z "$got" ] && echo blocked || echo LEAKED)" "${got:-no signal or ptrace of a root process}"
+# Per-disk counters a check could move for the agent to read afterwards (ext4's, the block
+# devices'): masked in every run container.
+got=$(for f in /proc/fs/ext4/*/es_shrinker_info /proc/fs/ext4/*/mb_groups /proc/fs/jbd2/*/info \
+	/sys/fs/ext4/*/session_write_kbytes /sys/block/*/stat /sys/devices/virtual/block/*/stat /proc/diskstats; do
+	[ -r "$f" ] && [ -n "$(head -c1 "$f" 2>/dev/null)" ] && echo "$f"; done | head -3 | tr '\n' ' ')
+say runner-disk-counters "$([ -z "$got" ] && echo blocked || echo LEAKED)" "${got:-none readable}"
 
 lap root
 # Paths of the runner's scratch and staging directories, from every visible command line:
