@@ -1600,6 +1600,10 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 	if (strcmp(o->mode, "sidecar") == 0)
 		sb_log(SB_LOG_WARN, "sidecar mode is experimental: the agent container has no "
 				    "toolchain for the project (docs/sidecar.md)");
+	if (strcmp(o->mode, "sidecar") == 0 && o->difficulty <= 1)
+		sb_log(SB_LOG_WARN, "in sidecar mode the agent's own container is not held still "
+				    "while run_poc or intent_test runs: at difficulty %u prefer sandbox "
+				    "mode (docs/sidecar.md)", o->difficulty);
 	if (o->local == NULL)
 		o->local = cli_default_dataset();
 	return 0;
