@@ -33,6 +33,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -575,7 +576,7 @@ default_parallel(char **ret_why)
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t per_run = 0;
 	struct sysinfo si;
-	unsigned long long total = 0;
+	unsigned long long total = 0, free_disk = 0, disk_per_run = 0;
 	unsigned n;
 
 	{
@@ -594,10 +595,34 @@ default_parallel(char **ret_why)
 		n = (unsigned)(total / per_run);
 	if (n < 1)
 		n = 1;
+	/*
+	 * And the disk: each run may grow its two file systems to SSEBENCH_DISK each, and a
+	 * run refuses to start without room for that beside the other runs' (disk.c:
+	 * check_room), so more at a time than the results' disk holds would only make errors.
+	 */
+	{
+		_cleanup_free_ char *dv = sb_run_limit_resolve(SB_RUN_LIMIT_DISK,
+		    cli_setting("SSEBENCH_DISK", NULL), NULL);
+		uint64_t disk = 0, need;
+		struct statvfs vfs;
+
+		if (dv != NULL && sb_parse_u64(dv, 1, UINT64_MAX, &disk, NULL) == 0 &&
+		    statvfs(results_root(), &vfs) == 0) {
+			need = 2 * disk + ((uint64_t)1 << 30);
+			free_disk = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+			if (free_disk / need < n)
+				n = (unsigned)(free_disk / need);
+			disk_per_run = need;
+		}
+	}
+	if (n < 1)
+		n = 1;
 	if (n > SB_JOB_PARALLEL_MAX)
 		n = SB_JOB_PARALLEL_MAX;
-	*ret_why = sb_xasprintf("%ld core%s, %.1f GiB of memory, %.1f GiB a run (SSEBENCH_MEMORY)",
-	    cores, cores == 1 ? "" : "s", (double)total / (1 << 30), (double)per_run / (1 << 30));
+	*ret_why = sb_xasprintf("%ld core%s, %.1f GiB of memory, %.1f GiB a run (SSEBENCH_MEMORY), "
+	    "%.1f GiB of disk, %.1f GiB a run (SSEBENCH_DISK)", cores, cores == 1 ? "" : "s",
+	    (double)total / (1 << 30), (double)per_run / (1 << 30), (double)free_disk / (1 << 30),
+	    (double)disk_per_run / (1 << 30));
 	return n;
 }
 
