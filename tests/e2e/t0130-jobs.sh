@@ -122,10 +122,10 @@ cpid=$!
 C=""
 for _ in $(seq 600); do
 	C=$(jobdir_of "$A" "$B" "$D")
-	[ -n "$C" ] && grep -q '"state": "running"' "$C/index.json" 2>/dev/null && break
-	sleep 0.5
+	[ -n "$C" ] && [ "$(grep -c '"state": "running"' "$C/index.json" 2>/dev/null)" = 2 ] && break
+	sleep 0.2
 done
-sleep 3
+sleep 1
 kill -INT "$cpid"
 wait "$cpid"
 is "$?" 130 "Ctrl-C: the job exits 130"
