@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,11 +52,34 @@ tool(struct sb_error **err, const char *name, ...)
 }
 
 /*
- * An internal network still lets its containers reach the host itself through the bridge's
- * address (docker-feasibility §4): traffic to the host goes through INPUT, which Docker does
- * not filter. One DROP rule per bridge closes it (integrity-and-egress: "No internet by
- * default"; the model proxy, when there is one, gets its own ACCEPT before it).
+ * The host guard, two rules per internal bridge, both refusing at once rather than dropping:
+ *   - INPUT, -i BR: an internal network still lets its containers reach the host itself
+ *     through the bridge's address (docker-feasibility §4): traffic to the host goes through
+ *     INPUT, which Docker does not filter (integrity-and-egress: "No internet by default").
+ *   - DOCKER-USER (the top of FORWARD, where Docker wants rules of ours), -i BR ! -o BR:
+ *     anything leaving the bridge. Docker's own rule for an internal network already drops
+ *     it; ours answers instead. Traffic between the run's containers (agent, task, model
+ *     proxy) stays on the bridge and is not matched.
+ * Why refuse (ICMP "administratively prohibited", EHOSTUNREACH at connect) and not drop: the
+ * entrypoint's network checks (entrypoint/isolation.c:probe_network) then get their answer
+ * in a round trip instead of waiting out a silence, twice per run. Being refused still
+ * proves nothing got through: the reachable answers are a connection or a TCP reset from the
+ * far end, which only a route that works can give. A guard that is missing (an older rule
+ * set, iptables without the REJECT target) makes the checks slower, never wrong: silence
+ * counts as unreachable as before. docs/integrity.md, "Egress".
  */
+#define GUARD_REJECT "REJECT", "--reject-with", "icmp-admin-prohibited"
+
+/* op: "-C" (is it there?), "-I" (add it first), "-D" (remove one copy). */
+static int
+guard_rule(struct sb_error **err, const char *op, bool forward, const char *br)
+{
+	if (forward)
+		return tool(err, "iptables", op, "DOCKER-USER", "-i", br, "!", "-o", br, "-j",
+		    GUARD_REJECT, NULL);
+	return tool(err, "iptables", op, "INPUT", "-i", br, "-j", GUARD_REJECT, NULL);
+}
+
 static int
 guard_host(const char *name, struct sb_error **err)
 {
@@ -72,12 +96,17 @@ guard_host(const char *name, struct sb_error **err)
 		    "this run will not be scored (remove it with: docker network rm %s)", name, name);
 		return 0;
 	}
-	r = tool(err, "iptables", "-C", "INPUT", "-i", br, "-j", "DROP", NULL);
+	/* The INPUT rule is the guard itself: without it the host is open, so no run. */
+	r = guard_rule(err, "-C", false, br);
 	if (r < 0)
 		return sb_error_prefix(err, "guarding the host from '%s'", name);
-	if (r != 0 && tool(err, "iptables", "-I", "INPUT", "-i", br, "-j", "DROP", NULL) != 0)
+	if (r != 0 && guard_rule(err, "-I", false, br) != 0)
 		return sb_error_set(err, EPERM, "cannot add the host guard for bridge '%s' (iptables)",
 		    br);
+	/* The FORWARD rule only makes the egress check quick: Docker's own rule blocks. */
+	if (guard_rule(NULL, "-C", true, br) != 0 && guard_rule(NULL, "-I", true, br) != 0)
+		sb_log(SB_LOG_WARN, "no quick refusal for bridge '%s' (iptables DOCKER-USER): each "
+		    "egress check of its runs waits out a silence instead", br);
 	return 0;
 }
 
@@ -138,8 +167,14 @@ net_remove(const char *name)
 	sb_argv_pushl(&a, "network", "inspect", "--format",
 	    "{{index .Options \"com.docker.network.bridge.name\"}}", name, NULL);
 	if (docker_output(&a, &br, NULL) == 0 && br != NULL && strncmp(br, "sse-int", 7) == 0)
-		while (tool(NULL, "iptables", "-D", "INPUT", "-i", br, "-j", "DROP", NULL) == 0)
-			; /* every copy of the rule */
+		for (int fwd = 0; fwd < 2; fwd++) {
+			while (guard_rule(NULL, "-D", fwd, br) == 0)
+				; /* every copy of the rule */
+			/* The DROP rule of older versions. */
+			while (!fwd &&
+			    tool(NULL, "iptables", "-D", "INPUT", "-i", br, "-j", "DROP", NULL) == 0)
+				;
+		}
 	for (char *c = strtok_r(members, " \n", &save); c != NULL; c = strtok_r(NULL, " \n", &save)) {
 		_cleanup_argv_ struct sb_argv d = SB_ARGV_INIT;
 

@@ -79,7 +79,11 @@ stub_stop() {
 		br=$($DOCKER network inspect --format '{{index .Options "com.docker.network.bridge.name"}}' \
 			"$net" 2>/dev/null)
 		$DOCKER network rm "$net" >/dev/null 2>&1
-		case $br in sse-int*) iptables -D INPUT -i "$br" -j DROP 2>/dev/null ;; esac
+		case $br in sse-int*)
+			while iptables -D INPUT -i "$br" -j REJECT --reject-with icmp-admin-prohibited 2>/dev/null; do :; done
+			while iptables -D DOCKER-USER -i "$br" ! -o "$br" -j REJECT --reject-with icmp-admin-prohibited 2>/dev/null; do :; done
+			;;
+		esac
 	done
 	$DOCKER rmi "$STUB_IMAGE" >/dev/null 2>&1
 	true

@@ -112,8 +112,12 @@ dir=$SSEBENCH_RESULTS/$TASK/none/dummy/restricted-$tag
 is "$(field "$dir/result.json" '(d["scored"], d["isolation"]["tier"], d["isolation"]["failed"])')" \
 	"(True, 'restricted', [])" "restricted: scored as tier restricted"
 is "$(field "$dir/result.json" 'd["config"]["runtime"]')" runc "restricted: the runtime is recorded"
+# The host guard refuses on the spot (network.c:guard_rule), so neither check waits out a
+# silence: a drop instead of a refusal would read "gave no answer in 1500 ms" here.
 like "$(field "$dir/result.json" 'd["isolation"]["phases"]["before_grading"]["network_internal"]["detail"]')" \
-	'^the egress canary 198\.18\.0\.2:[0-9]+ gave no answer' "restricted: the canary stays silent"
+	'^the egress canary 198\.18\.0\.2:[0-9]+: No route to host$' "restricted: the way to the canary is refused, at once"
+like "$(field "$dir/result.json" 'd["isolation"]["phases"]["before_agent"]["host_unreachable"]["detail"]')" \
+	'^the host [0-9.]+:[0-9]+: No route to host$' "restricted: the way to the host is refused, at once"
 is "$(field "$dir/result.json" '(d["network"]["name"], d["network"]["checked"], d["network"]["foreign"])')" \
 	"('ssebench_run-restricted-$tag', True, None)" "restricted: the run had a network of its own, with nobody else on it"
 is "$($DOCKER network ls -q --filter "label=ssebench.run=restricted-$tag" | wc -l)" 0 \
