@@ -37,7 +37,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "sb/argv.h"
 #include "sb/buf.h"
+#include "sb/counters.h"
 #include "sb/diag.h"
 #include "sb/exit.h"
 #include "sb/fs.h"
@@ -1073,48 +1075,60 @@ runner_root_closed(struct ep *ep, enum sb_iso_phase ph)
 	return true;
 }
 
+/* Is the directory at path empty (or absent)? */
+static bool
+dir_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool empty = true;
+
+	while (d != NULL && (de = readdir(d)) != NULL)
+		empty = empty && (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0);
+	if (d != NULL)
+		closedir(d);
+	return empty;
+}
+
 /*
- * The per-disk counters (ext4's, the block devices'), which the CLI masks in every run
- * container (cmd-run.c:push_run_args) and says so (SSE_COUNTERS_MASKED): a check on hidden
- * material could move one, and the agent read it after the thaw. Root looks: /proc/fs and
- * the sysfs places empty, /proc/diskstats empty. Without the claim (the entrypoint on a
- * host, in its own tests) nothing is checked.
+ * The activity counters (sb/counters.h), which the CLI masks in every run container
+ * (cmd-run.c:push_run_args) and says so (SSE_COUNTERS_MASKED): a check on hidden material
+ * could move one, and the agent read it after the thaw. Root looks for itself: every listed
+ * directory empty, every directory named "block" in /sys/devices empty (found by its own
+ * walk, not from the CLI's list: a device the CLI missed fails here), every listed file
+ * empty. Without the claim (the entrypoint on a host, in its own tests) nothing is checked.
  */
 static void
 check_counters_masked(struct ep *ep, enum sb_iso_phase ph)
 {
-	static const char *const dirs[] = { "/proc/fs", "/sys/fs/ext4", "/sys/block",
-		"/sys/class/block", "/sys/dev/block", "/sys/devices/virtual/block" };
+	_cleanup_argv_ struct sb_argv blocks = SB_ARGV_INIT;
 	const char *claim = secure_getenv("SSE_COUNTERS_MASKED");
 
 	if (claim == NULL || strcmp(claim, "1") != 0)
 		return;
-	for (size_t i = 0; i < SB_ARRAY_SIZE(dirs); i++) {
-		DIR *d = opendir(dirs[i]);
-		struct dirent *de;
-		bool empty = true;
-
-		while (d != NULL && (de = readdir(d)) != NULL)
-			empty = empty && (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0);
-		if (d != NULL)
-			closedir(d);
-		if (!empty) {
+	for (size_t i = 0; sb_counter_dirs[i] != NULL; i++)
+		sb_argv_push(&blocks, sb_counter_dirs[i]);
+	/* No /sys/devices at all (a container without sysfs) has no device directory either. */
+	(void)sb_counter_block_dirs("/sys/devices", &blocks, NULL);
+	for (size_t i = 0; i < blocks.n; i++)
+		if (!dir_empty(blocks.v[i])) {
 			sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
-			    "runner: the per-disk counters in %s are not masked", dirs[i]);
+			    "runner: the activity counters in %s are not masked", blocks.v[i]);
 			return;
 		}
-	}
 	/* A proc file says 0 bytes: read it. */
-	{
-		int fd = open("/proc/diskstats", O_RDONLY | O_CLOEXEC);
+	for (size_t i = 0; sb_counter_files[i] != NULL; i++) {
+		int fd = open(sb_counter_files[i], O_RDONLY | O_CLOEXEC);
 		char c;
 		bool any = fd >= 0 && read(fd, &c, 1) > 0;
 
 		if (fd >= 0)
 			close(fd);
-		if (any)
+		if (any) {
 			sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
-			    "runner: /proc/diskstats is not masked");
+			    "runner: %s is not masked", sb_counter_files[i]);
+			return;
+		}
 	}
 }
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sb/argv.h"
+#include "sb/counters.h"
 #include "sb/buf.h"
 #include "sb/dialog.h"
 #include "sb/exit.h"
@@ -583,25 +584,39 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	    rx->secrets);
 	push_disk_mounts(a, rx, role);
 	/*
-	 * Per-disk counters the kernel shows every container: ext4's (/proc/fs/ext4: cache
-	 * hits, allocator groups; /proc/fs/jbd2; /sys/fs/ext4: bytes written) and the block
-	 * devices' (/proc/diskstats, /sys/block and what leads to it). Each run's disks are
-	 * loop devices of their own, so these are clean channels: code beside the hidden
-	 * material moved one by the thousand and the agent read the PoC back after the thaw,
-	 * and from another container any other run's (a third review; tests/integrity/README.md).
-	 * Nothing a run does needs them: empty in every run container.
+	 * Activity counters the kernel shows every container (sb/counters.h): ext4's per-disk
+	 * figures, the block devices' (in /proc/diskstats and in each device's own sysfs
+	 * directory, which /sys/block only links to), pages dirtied and written, block
+	 * interrupts, io stall time. Code beside the hidden material moved them and the agent
+	 * read the PoC or the hidden test back after the thaw, and from another container any
+	 * other run's (tests/integrity/README.md). Nothing a run does needs them: empty in every
+	 * run container. Only what exists is masked (Docker cannot make a mount point in /proc
+	 * or /sys); the entrypoint checks the rest (isolation.c:check_counters_masked), so a
+	 * place this misses fails the run rather than leaving it open.
 	 */
 	{
-		static const char *const masked_dirs[] = { "/proc/fs", "/sys/fs/ext4", "/sys/block",
-			"/sys/class/block", "/sys/dev/block", "/sys/devices/virtual/block" };
+		_cleanup_argv_ struct sb_argv blocks = SB_ARGV_INIT;
+		struct stat st;
 
-		for (size_t i = 0; i < SB_ARRAY_SIZE(masked_dirs); i++) {
+		for (size_t i = 0; sb_counter_dirs[i] != NULL; i++)
+			if (lstat(sb_counter_dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
+				sb_argv_push(&blocks, sb_counter_dirs[i]);
+		/* The walk fails only without a /sys: then the entrypoint's finds nothing either. */
+		(void)sb_counter_block_dirs("/sys/devices", &blocks, NULL);
+		for (size_t i = 0; i < blocks.n; i++) {
+			/* A comma or quote would end --mount's field: left unmasked, so checked. */
+			if (strpbrk(blocks.v[i], ",\"\n") != NULL)
+				continue;
 			sb_argv_push(a, "--mount");
 			sb_argv_pushf(a, "type=tmpfs,dst=%s,tmpfs-size=4096,tmpfs-mode=0555",
-			    masked_dirs[i]);
+			    blocks.v[i]);
 		}
-		sb_argv_pushl(a, "--mount", "type=bind,src=/dev/null,dst=/proc/diskstats,readonly",
-		    NULL);
+		for (size_t i = 0; sb_counter_files[i] != NULL; i++)
+			if (lstat(sb_counter_files[i], &st) == 0 && S_ISREG(st.st_mode)) {
+				sb_argv_push(a, "--mount");
+				sb_argv_pushf(a, "type=bind,src=/dev/null,dst=%s,readonly",
+				    sb_counter_files[i]);
+			}
 	}
 	/* Resource limits (fail closed: a bad value falls back, never to "unlimited"). */
 	sb_argv_pushl(a, "--memory", rx->mem, "--cpus", rx->cpus, "--pids-limit", rx->pids,

@@ -156,12 +156,20 @@ say agent-started info "level $LEVEL, mode $MODE, pid $$, $(date -u +%FT%T.%3NZ)
 
 # --- who we are ---------------------------------------------------------------------------
 say agent-uid "$([ "$(id -u)" = 1000 ] && echo ok || echo FAILED)" "uid=$(id -u) user=$(id -un)"
-# Per-disk counters (ext4's, the block devices'): a check on hidden material, or another
+# Activity counters (ext4's, the block devices' wherever sysfs keeps them, pages written,
+# block interrupts, io stalls): a check on hidden material, or another
 # run's grading, could move one for us to read. Masked in every run container.
 got=$(for f in /proc/fs/ext4/*/es_shrinker_info /proc/fs/ext4/*/mb_groups /proc/fs/jbd2/*/info \
-	/sys/fs/ext4/*/session_write_kbytes /sys/block/*/stat /sys/devices/virtual/block/*/stat /proc/diskstats; do
+	/sys/fs/ext4/*/session_write_kbytes /sys/block/*/stat /sys/devices/virtual/block/*/stat /proc/diskstats \
+	$(find /sys/devices -path '*/block/*' -name stat 2>/dev/null) /sys/devices/system/node/node*/vmstat \
+	/proc/pressure/io; do
 	[ -r "$f" ] && [ -n "$(head -c1 "$f" 2>/dev/null)" ] && echo "$f"; done | head -3 | tr '\n' ' ')
 say disk-counters "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-none readable}"
+# Kernel-wide ones runc will not let a run mask (a bind over a /proc file): an open residual
+# (tests/integrity/README.md), noted so that a change shows.
+got=$(for f in /proc/vmstat /proc/softirqs /proc/interrupts; do
+	[ -r "$f" ] && [ -n "$(head -c1 "$f" 2>/dev/null)" ] && echo "$f"; done | tr '\n' ' ')
+say kernel-counters info "readable (open): ${got:-none}"
 say agent-groups "$([ "$(id -G)" = 1000 ] && echo ok || echo FAILED)" "groups=$(id -G)"
 caps=$(awk '/^Cap(Inh|Prm|Eff|Bnd|Amb):/ {printf "%s=%s ", $1, $2}' /proc/self/status)
 say agent-caps "$(okfail "$(echo "$caps" | grep -qE '=[0-9a-f]*[1-9a-f]' && echo 1 || echo 0)")" "$caps"
