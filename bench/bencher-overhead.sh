@@ -20,7 +20,7 @@ for size in small large; do
 	fi
 	printf '#!/bin/sh\ntrue\n' >"$D/bench/scripts/build.sh"
 	start_daemon 2 || exit 1
-	d=$(for _ in $(seq 10); do curl -s -o /dev/null -w '%{time_total}\n' -X POST --data '{}' --unix-socket "$D/sse.sock" 'http://d/tool/bencher?action=build'; done | median)
+	d=$(for _ in $(seq 10); do curl -s -o /dev/null -w '%{time_total}\n' -X POST --data '{}' --unix-socket "$SOCK" 'http://d/tool/bencher?action=build'; done | median)
 	h=$(for _ in $(seq 10); do
 		s=$(date +%s%N)
 		rm -rf "$SB_TMP/copy" && cp -a "$D/src" "$SB_TMP/copy" && (cd "$SB_TMP/copy" && "$D/bench/scripts/build.sh")

@@ -26,7 +26,7 @@ chown -R "$AGENT_USER:$AGENT_USER" "$D/src"
 start_daemon 2 || exit 1
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 status agent GET /diff >/dev/null # first capture (fills the stat cache)
-d=$(for _ in $(seq 20); do curl -s -o /dev/null -w '%{time_total}\n' --unix-socket "$D/sse.sock" http://d/diff; done | median)
+d=$(for _ in $(seq 20); do curl -s -o /dev/null -w '%{time_total}\n' --unix-socket "$SOCK" http://d/diff; done | median)
 h=$(for _ in $(seq 20); do
 	s=$(date +%s%N)
 	git -C "$SB_TMP/byhand" add -N -A && git -C "$SB_TMP/byhand" diff >/dev/null

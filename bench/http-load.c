@@ -29,6 +29,9 @@ static unsigned arg_conc = 64, arg_secs = 5;
 static double *samples;
 static size_t nsamples;
 static unsigned long errors;
+/* Why a request failed: no connection, the request not written, no reply (the server closed
+ * it unanswered, as libmicrohttpd does past a connection limit), a reply other than 200. */
+static unsigned long err_connect, err_write, err_noreply, err_status;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static double deadline;
 
@@ -92,15 +95,25 @@ worker(void *unused)
 		size_t got = 0;
 		ssize_t r;
 
-		if (fd >= 0 && write(fd, req, (size_t)n) == n) {
+		unsigned long *why = NULL;
+
+		if (fd < 0) {
+			why = &err_connect;
+		} else if (write(fd, req, (size_t)n) != n) {
+			why = &err_write;
+		} else {
 			while ((r = read(fd, buf + (got < 64 ? got : 64), sizeof(buf) - 64)) > 0)
 				got += (size_t)r;
 			ok = got > 12 && memcmp(buf, "HTTP/1.1 200", 12) == 0;
+			if (!ok)
+				why = got == 0 ? &err_noreply : &err_status;
 		}
 		sb_close(fd);
 		pthread_mutex_lock(&lock);
-		if (!ok)
+		if (!ok) {
 			errors++;
+			(*why)++;
+		}
 		else if (nsamples < SAMPLES_MAX)
 			samples[nsamples++] = now() - t0;
 		pthread_mutex_unlock(&lock);
@@ -154,5 +167,8 @@ main(int argc, char **argv)
 	    nsamples, errors, (double)nsamples / (now() - start),
 	    nsamples ? samples[nsamples / 2] * 1e3 : 0, nsamples ? samples[nsamples * 99 / 100] * 1e3 : 0,
 	    nsamples ? samples[nsamples - 1] * 1e3 : 0);
+	if (errors > 0)
+		printf("errors: %lu no connection, %lu not written, %lu closed unanswered, %lu not 200\n",
+		    err_connect, err_write, err_noreply, err_status);
 	return 0;
 }
