@@ -220,7 +220,34 @@ struct phase_end {
 	bool key_revoked;
 	bool spend_read;	  /* what the key spent, read before it went */
 	double spend;
+	bool tokens_read;	  /* and the tokens it was billed for */
+	int64_t tokens_in, tokens_out;
 };
+
+/* What the run key spent and the tokens it was billed for, asked while it exists. */
+static void
+read_key_usage(struct phase_end *pe)
+{
+	struct sb_error *err = NULL;
+
+	if (!pe->spend_read) {
+		if (proxy_key_spend(pe->px, &pe->spend, &err) == 0) {
+			pe->spend_read = true;
+		} else {
+			sb_log(SB_LOG_WARN, "%s; the summary's spend is 0", sb_error_message(err));
+			sb_error_release(&err);
+		}
+	}
+	if (!pe->tokens_read) {
+		if (proxy_key_tokens(pe->px, &pe->tokens_in, &pe->tokens_out, &err) == 0) {
+			pe->tokens_read = true;
+		} else {
+			sb_log(SB_LOG_INFO, "%s; the summary's tokens are the agent's own count",
+			    sb_error_message(err));
+			sb_error_release(&err);
+		}
+	}
+}
 
 /*
  * The agent phase has ended: the run's proxy key goes now, before grading runs the patch's
@@ -238,12 +265,7 @@ on_phase_end(struct phase_end *pe)
 	pe->seen = true;
 	if (pe->px != NULL && pe->px->minted) {
 		/* What it spent can only be asked while it exists. */
-		if (proxy_key_spend(pe->px, &pe->spend, &err) == 0) {
-			pe->spend_read = true;
-		} else {
-			sb_log(SB_LOG_WARN, "%s; the summary's spend is 0", sb_error_message(err));
-			sb_error_release(&err);
-		}
+		read_key_usage(pe);
 		if (proxy_key_delete(pe->px, &err) < 0) {
 			sb_log(SB_LOG_WARN, "%s: the run's key could not be revoked before grading",
 			    sb_error_message(err));
@@ -762,13 +784,14 @@ image_present(const char *image, struct sb_error **err)
 }
 
 /*
- * Tokens the agent used, from its own record (archive/dialog.jsonl, the last "complete"
- * entry): the agent writes it, so it is shown as the agent's account ("source": "dialog"),
- * never used for a grade, and a count that is not a whole number from 0 to 10^13 is not
- * taken. null when there is none.
+ * Tokens the run used: the ones the model proxy billed the run key for ("source": "proxy",
+ * pe->tokens_read) where it kept a log of them; else the agent's own record
+ * (archive/dialog.jsonl, the last "complete" entry), which the agent writes, so it is shown
+ * as the agent's account ("source": "dialog"), never used for a grade, and a count that is
+ * not a whole number from 0 to 10^13 is not taken. null when there is neither.
  */
 static json_t *
-run_usage(const char *archive)
+run_usage(const char *archive, const struct phase_end *pe)
 {
 	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX);
 	_cleanup_close_ int fd = archive != NULL ? sb_open_dir(archive, NULL) : -1;
@@ -776,6 +799,9 @@ run_usage(const char *archive)
 	const json_t *last = NULL, *e, *tok;
 	size_t i;
 
+	if (pe->tokens_read)
+		return json_pack("{s:I, s:I, s:s}", "tokens_in", (json_int_t)pe->tokens_in,
+		    "tokens_out", (json_int_t)pe->tokens_out, "source", "proxy");
 	if (fd < 0 || sb_read_file_at(fd, "dialog.jsonl", SB_OPEN_NO_SYMLINKS, &b, NULL) < 0)
 		return json_null();
 	entries = sb_dialog_entries_since(b.s, b.len, -1);
@@ -1252,16 +1278,12 @@ do_run(struct run_opts *o)
 
 	/* The run key has done its work: what it spent, then it goes (proxy.h). Usually that
 	 * was done when the agent phase ended; a run that ended early still has its key. */
+	if (px.minted && (!pe.spend_read || !pe.tokens_read)) {
+		pe.px = &px;
+		read_key_usage(&pe);
+	}
 	if (pe.spend_read)
 		spend = pe.spend;
-	else if (px.minted) {
-		struct sb_error *kerr = NULL;
-
-		if (proxy_key_spend(&px, &spend, &kerr) < 0) {
-			sb_log(SB_LOG_WARN, "%s; the summary's spend is 0", sb_error_message(kerr));
-			sb_error_release(&kerr);
-		}
-	}
 	end_run_key(&px);
 
 	/* --- 5. the result --- */
@@ -1339,7 +1361,7 @@ do_run(struct run_opts *o)
 			json_object_set_new(summary, "finished_at", json_string(ts));
 			json_object_set_new(summary, "duration_s",
 			    json_real(progress_clock() - run_t0));
-			json_object_set_new(summary, "usage", run_usage(archive));
+			json_object_set_new(summary, "usage", run_usage(archive, &pe));
 			if (o->job_id != NULL)
 				json_object_set_new(summary, "job", json_pack("{s:s, s:I}", "id",
 				    o->job_id, "attempt", (json_int_t)(o->attempt ? o->attempt : 1)));

@@ -10,6 +10,7 @@
 #include "sb/json.h"
 #include "sb/mem.h"
 #include "sb/parse.h"
+#include "sb/sha256.h"
 
 #include "cli.h"
 #include "docker.h"
@@ -241,6 +242,58 @@ proxy_key_spend(const struct proxy *p, double *ret, struct sb_error **err)
 	}
 	*ret = json_number_value(spend);
 	json_decref(j);
+	return 0;
+}
+
+/* A count of tokens we take: a whole number from 0 to 10^13 (bigger is not a real run). */
+#define TOKENS_MAX 10000000000000LL
+
+int
+proxy_key_tokens(const struct proxy *p, int64_t *ret_in, int64_t *ret_out, struct sb_error **err)
+{
+	_cleanup_free_ char *path = NULL;
+	json_t *j = NULL, *row;
+	int64_t in = 0, out = 0;
+	size_t i, rows = 0;
+	char hash[65];
+
+	if (!p->minted || p->run_key == NULL)
+		return sb_error_set(err, ENOENT, "no run key of ours");
+	/*
+	 * By the key's SHA-256, which is how LiteLLM stores and looks up a key that does not
+	 * start with "sk-": the key itself never goes into a URL (the proxy's access log).
+	 * The spend logs are an admin's view: asked with the master key.
+	 */
+	sb_sha256_hex(p->run_key, strlen(p->run_key), hash);
+	path = sb_xasprintf("/spend/logs?api_key=%s", hash);
+	if (call(p, p->master_key, "GET", path, NULL, &j, err) < 0)
+		return -1;
+	if (!json_is_array(j)) {
+		json_decref(j);
+		return sb_error_set(err, EPROTO, "the model proxy's spend logs are not a list");
+	}
+	json_array_foreach (j, i, row) {
+		json_t *pi = json_object_get(row, "prompt_tokens");
+		json_t *po = json_object_get(row, "completion_tokens");
+
+		if (json_is_null(row))
+			continue; /* LiteLLM answers [null] for a key it has no log of */
+		if (!json_is_integer(pi) || !json_is_integer(po) || json_integer_value(pi) < 0 ||
+		    json_integer_value(po) < 0 || json_integer_value(pi) > TOKENS_MAX - in ||
+		    json_integer_value(po) > TOKENS_MAX - out) {
+			json_decref(j);
+			return sb_error_set(err, EPROTO,
+			    "the model proxy's spend logs hold a token count that is not one");
+		}
+		in += json_integer_value(pi);
+		out += json_integer_value(po);
+		rows++;
+	}
+	json_decref(j);
+	if (rows == 0)
+		return sb_error_set(err, ENOENT, "the model proxy has no spend log of the run key");
+	*ret_in = in;
+	*ret_out = out;
 	return 0;
 }
 

@@ -56,6 +56,15 @@ int proxy_key_new(struct proxy *p, const char *model, const char *run_id, uint64
 /* What the run key has spent, in USD (a new key only). */
 int proxy_key_spend(const struct proxy *p, double *ret, struct sb_error **err);
 
+/*
+ * The tokens the run key was billed for (a new key only), from the proxy's spend logs
+ * (LiteLLM's GET /spend/logs): prompt and completion tokens summed over its requests. ENOENT
+ * when the proxy has no log of it (none kept, or none written yet: LiteLLM writes them in
+ * batches), so the caller falls back to the agent's own count.
+ */
+int proxy_key_tokens(const struct proxy *p, int64_t *ret_in, int64_t *ret_out,
+    struct sb_error **err);
+
 /* Delete a new key (nothing to do for the fixed key). Safe to call twice. */
 int proxy_key_delete(struct proxy *p, struct sb_error **err);
 

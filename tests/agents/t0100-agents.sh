@@ -100,6 +100,11 @@ for mode in sandbox sidecar; do
 		is "$(cat "$dir/final.patch" 2>/dev/null)" "" "$agent ($mode): nothing of the agent's in the source tree"
 		is "$(field "$dir/summary.json" '(d["config"]["model"], d["spend"] > 0)')" "('stub-model', True)" \
 			"$agent ($mode): summary.json has the model and what the key spent"
+		# The proxy's count (stub: 10 in, 3 out a call), not the agent's, and every call's.
+		calls=$(stub_eval "len([x for x in l if 'format' in x and x.get('key') == '$key' and x.get('status') == 200])")
+		is "$(field "$dir/summary.json" '(d["usage"]["source"], d["usage"]["tokens_in"], d["usage"]["tokens_out"])')" \
+			"('proxy', $((calls * 10)), $((calls * 3)))" \
+			"$agent ($mode): summary.json's tokens are the proxy's, for the $calls calls the key made"
 	done
 done
 

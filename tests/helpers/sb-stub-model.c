@@ -8,7 +8,9 @@
  *   POST /v1/messages          (Anthropic messages: Claude Code), and /count_tokens
  * (each also without the /v1 prefix), and it plays the part of the proxy's key management
  * the CLI uses: GET /health/liveliness, POST /key/generate and /key/delete (with the master
- * key), GET /key/info and GET /v1/models (with a run key).
+ * key), GET /key/info and GET /v1/models (with a run key), and GET /spend/logs?api_key=
+ * <the key's SHA-256> (with the master key: a row per call served, 10 prompt and 3
+ * completion tokens each).
  *
  * A model call needs a live key that may use the requested model (a run key, or the
  * --key fixed key); anything else gets 401, so a test can tell that the agent used the key
@@ -36,6 +38,7 @@
 #include "sb/fs.h"
 #include "sb/json.h"
 #include "sb/mem.h"
+#include "sb/sha256.h"
 #include "sb/parse.h"
 
 #define BODY_MAX (16 * 1024 * 1024)
@@ -46,6 +49,7 @@ struct key {
 	char *key;
 	json_t *models; /* array of names; empty: any */
 	double spend;
+	unsigned long calls; /* served: each billed 10 prompt and 3 completion tokens */
 	bool live;
 };
 
@@ -333,8 +337,10 @@ model_call(struct MHD_Connection *conn, const char *format, json_t *body, const 
 		    json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
 			"authentication_error", "message", "invalid key for this model"));
 	}
-	if (key != NULL)
+	if (key != NULL) {
 		key->spend += 0.0001;
+		key->calls++;
+	}
 	snprintf(id, sizeof(id), "stub-%lu", ++counter);
 	reply = strcmp(format, "chat") == 0 ? chat_reply(model, stream, id)
 	    : strcmp(format, "responses") == 0 ? responses_reply(model, stream, id)
@@ -431,6 +437,29 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		json_object_set(log, "deleted", del);
 		log_line(log);
 		ret = respond_json(conn, 200, json_pack("{s:o}", "deleted_keys", del));
+	} else if (strcmp(method, "GET") == 0 && strcmp(url, "/spend/logs") == 0 &&
+		   master_key != NULL && k != NULL && strcmp(k, master_key) == 0) {
+		/* LiteLLM's spend logs of a key, looked up by its SHA-256 (a key without "sk-"):
+		 * a row per request served; [null] for a key it has no log of. */
+		const char *want = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "api_key");
+		json_t *rows = json_array();
+
+		for (size_t i = 0; want != NULL && i < nkeys; i++) {
+			char hash[65];
+
+			sb_sha256_hex(keys[i].key, strlen(keys[i].key), hash);
+			if (strcmp(hash, want) != 0)
+				continue;
+			for (unsigned long c = 0; c < keys[i].calls; c++)
+				json_array_append_new(rows, json_pack("{s:s, s:i, s:i, s:i, s:f}",
+				    "api_key", hash, "prompt_tokens", 10, "completion_tokens", 3,
+				    "total_tokens", 13, "spend", 0.0001));
+		}
+		if (json_array_size(rows) == 0)
+			json_array_append_new(rows, json_null());
+		json_object_set_new(log, "api_key", want != NULL ? json_string(want) : json_null());
+		log_line(log);
+		ret = respond_json(conn, 200, rows);
 	} else if (strcmp(method, "GET") == 0 && strcmp(url, "/key/info") == 0 && find_key(k)) {
 		struct key *me = find_key(k);
 
