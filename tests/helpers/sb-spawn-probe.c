@@ -50,7 +50,7 @@ usage(void)
 	    "  exit N | raise SIGNUM | sleep SECONDS | sleep-ignore-term SECONDS\n"
 	    "  spam BYTES | line BYTES | both OUT ERR | rlimits | fork-sleeper | daemonize\n"
 	    "  mkdir PATH | unshare | clone-newuser | clone3-newuser | mount PATH\n"
-	    "  fork-exec | thread\n";
+	    "  fork-exec | thread | lease DIR | ofd-lock DIR | posix-lock DIR\n";
 
 	(void)!write(STDERR_FILENO, text, sizeof(text) - 1);
 	_exit(EXIT_USAGE);
@@ -554,6 +554,24 @@ main(int argc, char **argv)
 		if (fd < 0)
 			return 3;
 		out_result(fcntl(fd, F_SETLEASE, F_RDLCK));
+		(void)unlink(path);
+		return 0;
+	}
+	/* A lock on one byte of a fresh file: "ofd-lock" an open-file-description lock (listed
+	 * in /proc/locks to every pid namespace), "posix-lock" a classic one. */
+	if (sb_streq(cmd, "ofd-lock") || sb_streq(cmd, "posix-lock")) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 4263,
+			.l_len = 1 };
+		char path[4096];
+		int fd;
+
+		if (arg == NULL)
+			usage();
+		snprintf(path, sizeof(path), "%s/locked", arg);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return 3;
+		out_result(fcntl(fd, sb_streq(cmd, "ofd-lock") ? F_OFD_SETLK : F_SETLK, &fl));
 		(void)unlink(path);
 		return 0;
 	}

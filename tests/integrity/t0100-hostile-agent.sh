@@ -157,7 +157,7 @@ level_checks() {
 	esac
 	[ "${2:-}" = victim ] && echo "other-run-unreachable other-run-reference-patch other-run-diff other-run-bash other-run-endpoints"
 }
-HOOK_CHECKS="runner-uid runner-disk-counters runner-privs runner-env read-patch read-test-diff read-pocs read-config list-ssebench
+HOOK_CHECKS="runner-uid runner-disk-counters runner-ofd-locks runner-privs runner-env read-patch read-test-diff read-pocs read-config list-ssebench
 read-repo read-results read-secrets read-reference list-runner-dir agent-places write-outside admin-socket
 agent-socket-reference tcp-reference net-reach runner-vs-root stage-scan grep-fix leftover-alive"
 HB_KINDS="doublefork setsid nohup sigignore bashtool-setsid bashtool-bg"

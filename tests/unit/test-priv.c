@@ -467,6 +467,10 @@ static const struct {
 	{ "dnotify", true, true, "OK\n", "EPERM\n" },
 	{ "dnotify-wide", true, true, "OK\n", "EPERM\n" },
 	{ "lease", true, false, "OK\n", "EPERM\n" },
+	/* OFD locks are listed in /proc/locks to every container (issue 13, fourth round);
+	 * POSIX locks only within the pid namespace, and stay. */
+	{ "ofd-lock", true, false, "OK\n", "EINVAL\n" },
+	{ "posix-lock", true, false, "OK\n", "OK\n" },
 	/* What untrusted code does need keeps working: fork, exec, wait, write. */
 	{ "fork-exec", false, true, "exit 3\n", "exit 3\n" },
 	{ "fork-exec", false, false, "exit 3\n", "exit 3\n" },

@@ -1046,6 +1046,34 @@ cmd_agree(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * ofdlock FILE: take an open-file-description lock on one byte of FILE, at an offset that
+ * could carry 7 bytes of anything; /proc/locks lists such locks to every container.
+ * Prints "ok" or "refused <errno>".
+ */
+static int
+cmd_ofdlock(int argc, char **argv)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+		.l_start = 0x0053534542454e43LL, .l_len = 1 };
+	int fd;
+
+	if (argc != 3)
+		return 2;
+	fd = open(argv[2], O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		printf("refused open:%d\n", errno);
+		return 0;
+	}
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+		printf("ok\n");
+	else
+		printf("refused %s\n", errno == EINVAL ? "EINVAL" : errno == EPERM ? "EPERM" : "other");
+	close(fd);
+	unlink(argv[2]);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1085,6 +1113,8 @@ main(int argc, char **argv)
 		return cmd_dcache(argc, argv);
 	if (strcmp(argv[1], "names") == 0)
 		return cmd_names(argc, argv);
+	if (strcmp(argv[1], "ofdlock") == 0)
+		return cmd_ofdlock(argc, argv);
 	if (strcmp(argv[1], "agree") == 0)
 		return cmd_agree(argc, argv);
 	return 2;

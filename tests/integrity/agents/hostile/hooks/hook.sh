@@ -117,12 +117,17 @@ for s in /proc/[0-9]*/status; do
 	$HH ptrace "$p" 2>/dev/null | grep -q ' ok$' && got="$got ptrace:$p"
 done
 say runner-vs-root "$([ -z "$got" ] && echo blocked || echo LEAKED)" "${got:-no signal or ptrace of a root process}"
+# An open-file-description lock: /proc/locks lists it, with the byte range we chose, to
+# every container (an agent of another run, a sidecar agent live at levels 0 and 1).
+r=$($HH ofdlock "${TMPDIR:-/tmp}/hostile-ofd.$$" 2>&1)
+say runner-ofd-locks "$(case $r in refused*) echo blocked ;; *) echo LEAKED ;; esac)" "$r"
 # Activity counters a check could move for the agent to read afterwards (ext4's, the block
 # devices' wherever sysfs keeps them, io stalls): masked in every run container.
 got=$(for f in /proc/fs/ext4/*/es_shrinker_info /proc/fs/ext4/*/mb_groups /proc/fs/jbd2/*/info \
 	/sys/fs/ext4/*/session_write_kbytes /sys/block/*/stat /sys/devices/virtual/block/*/stat /proc/diskstats \
 	$(find /sys/devices -path '*/block/*' -name stat 2>/dev/null) /sys/devices/system/node/node*/vmstat \
-	/proc/pressure/io; do
+	/proc/pressure/io /sys/fs/xfs/stats/stats /sys/fs/btrfs/*/commit_stats /sys/kernel/irq/*/per_cpu_count \
+	/proc/irq/*/spurious; do
 	[ -r "$f" ] && [ -n "$(head -c1 "$f" 2>/dev/null)" ] && echo "$f"; done | head -3 | tr '\n' ' ')
 say runner-disk-counters "$([ -z "$got" ] && echo blocked || echo LEAKED)" "${got:-none readable}"
 
