@@ -1094,9 +1094,9 @@ dir_empty(const char *path)
  * The activity counters (sb/counters.h), which the CLI masks in every run container
  * (cmd-run.c:push_run_args) and says so (SSE_COUNTERS_MASKED): a check on hidden material
  * could move one, and the agent read it after the thaw. Root looks for itself: every listed
- * directory empty, every directory named "block" in /sys/devices empty (found by its own
- * walk, not from the CLI's list: a device the CLI missed fails here), every listed file
- * empty. Without the claim (the entrypoint on a host, in its own tests) nothing is checked.
+ * directory empty, every directory named "block" in /sys/devices and every file system's
+ * directory in /sys/fs (but cgroup) empty (found by its own walk, not from the CLI's list:
+ * a device or file system the CLI missed fails here), every listed file empty. Without the claim (the entrypoint on a host, in its own tests) nothing is checked.
  */
 static void
 check_counters_masked(struct ep *ep, enum sb_iso_phase ph)
@@ -1110,6 +1110,7 @@ check_counters_masked(struct ep *ep, enum sb_iso_phase ph)
 		sb_argv_push(&blocks, sb_counter_dirs[i]);
 	/* No /sys/devices at all (a container without sysfs) has no device directory either. */
 	(void)sb_counter_block_dirs("/sys/devices", &blocks, NULL);
+	(void)sb_counter_fs_dirs("/sys/fs", &blocks, NULL);
 	for (size_t i = 0; i < blocks.n; i++)
 		if (!dir_empty(blocks.v[i])) {
 			sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,

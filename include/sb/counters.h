@@ -31,4 +31,11 @@ extern const char *const sb_counter_files[];
  */
 int sb_counter_block_dirs(const char *devices, struct sb_argv *out, struct sb_error **err);
 
+/*
+ * Every directory in sys_fs (the host's /sys/fs, or a container's) but cgroup, except those
+ * already in sb_counter_dirs: each file system's own figures (ext4's and xfs's per-disk
+ * statistics, btrfs's commit counts), whatever file system the host has. Appended to out.
+ */
+int sb_counter_fs_dirs(const char *sys_fs, struct sb_argv *out, struct sb_error **err);
+
 #endif

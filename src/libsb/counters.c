@@ -23,6 +23,8 @@ const char *const sb_counter_dirs[] = {
 	"/sys/dev/block",
 	"/sys/devices/virtual/block",	/* loop devices: every run's disks */
 	"/sys/devices/system/node",	/* per-node vmstat, meminfo and numastat */
+	"/sys/kernel/irq",		/* per-interrupt counts: the disk's queue */
+	"/proc/irq",
 	NULL,
 };
 
@@ -81,6 +83,34 @@ walk(int dfd, const char *path, unsigned depth, struct sb_argv *out)
 			walk(fd, sub, depth + 1, out);
 	}
 	closedir(d);
+}
+
+int
+sb_counter_fs_dirs(const char *sys_fs, struct sb_argv *out, struct sb_error **err)
+{
+	_cleanup_close_ int fd = open(sys_fs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+
+	if (fd < 0)
+		return sb_error_errno(err, errno, "cannot read %s", sys_fs);
+	d = fdopendir(fd);
+	if (d == NULL)
+		return sb_error_errno(err, errno, "cannot read %s", sys_fs);
+	fd = -1; /* the DIR has it */
+	while ((de = readdir(d)) != NULL) {
+		_cleanup_free_ char *sub = NULL;
+
+		/* cgroup is where Docker mounts the container's own cgroups: not a file system's. */
+		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 || strcmp(de->d_name, "cgroup") == 0)
+			continue;
+		sub = sb_xasprintf("%s/%s", sys_fs, de->d_name);
+		if (!listed(sub))
+			sb_argv_push(out, sub);
+	}
+	closedir(d);
+	return 0;
 }
 
 int

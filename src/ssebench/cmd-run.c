@@ -608,8 +608,8 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	/*
 	 * Activity counters the kernel shows every container (sb/counters.h): ext4's per-disk
 	 * figures, the block devices' (in /proc/diskstats and in each device's own sysfs
-	 * directory, which /sys/block only links to), pages dirtied and written, block
-	 * interrupts, io stall time. Code beside the hidden material moved them and the agent
+	 * directory, which /sys/block only links to), each file system's (/sys/fs/<fs>), pages
+	 * dirtied and written, block interrupts, io stall time. Code beside the hidden material moved them and the agent
 	 * read the PoC or the hidden test back after the thaw, and from another container any
 	 * other run's (tests/integrity/README.md). Nothing a run does needs them: empty in every
 	 * run container. Only what exists is masked (Docker cannot make a mount point in /proc
@@ -625,6 +625,7 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 				sb_argv_push(&blocks, sb_counter_dirs[i]);
 		/* The walk fails only without a /sys: then the entrypoint's finds nothing either. */
 		(void)sb_counter_block_dirs("/sys/devices", &blocks, NULL);
+		(void)sb_counter_fs_dirs("/sys/fs", &blocks, NULL);
 		for (size_t i = 0; i < blocks.n; i++) {
 			/* A comma or quote would end --mount's field: left unmasked, so checked. */
 			if (strpbrk(blocks.v[i], ",\"\n") != NULL)

@@ -7,7 +7,8 @@
  * only links to each device's own directory under /sys/devices (.../virtio1/block/vda/stat),
  * which was not, and the host disk's sector counts carried the hidden test. The walk must
  * find every "block" directory however deep, follow no link, and leave out the ones already
- * masked by name.
+ * masked by name. The same for every file system's directory in /sys/fs (the review of that fix: xfs
+ * and btrfs keep per-disk figures there too, and only ext4's was masked).
  */
 #include "config.h"
 
@@ -92,6 +93,38 @@ START_TEST(test_block_dirs)
 }
 END_TEST
 
+/* Every file system's directory in /sys/fs, but cgroup and those listed by name. */
+START_TEST(test_fs_dirs)
+{
+	_cleanup_argv_ struct sb_argv out = SB_ARGV_INIT;
+	struct sb_error *err = NULL;
+	bool xfs = false;
+
+	snprintf(root, sizeof(root), "/tmp/sb-counters.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	nmade = 0;
+	mk("cgroup");
+	mk("xfs");
+	mk("btrfs");
+	ck_assert_int_eq(sb_counter_fs_dirs(root, &out, &err), 0);
+	ck_assert_uint_eq(out.n, 2);
+	for (size_t i = 0; i < out.n; i++) {
+		ck_assert_msg(strstr(out.v[i], "/cgroup") == NULL, "cgroup is Docker's mount");
+		xfs = xfs || strstr(out.v[i], "/xfs") != NULL;
+	}
+	ck_assert(xfs);
+	while (nmade > 0)
+		ck_assert_int_eq(rmdir(made[--nmade]), 0);
+	ck_assert_int_eq(rmdir(root), 0);
+
+	/* The host's: /sys/fs/ext4 is listed by name, so not twice. */
+	sb_argv_release(&out);
+	if (sb_counter_fs_dirs("/sys/fs", &out, NULL) == 0)
+		for (size_t i = 0; i < out.n; i++)
+			ck_assert_str_ne(out.v[i], "/sys/fs/ext4");
+}
+END_TEST
+
 /* The host's own /sys/devices: its virtual block directory is masked by name, not twice. */
 START_TEST(test_listed_left_out)
 {
@@ -119,6 +152,7 @@ main(void)
 
 	tcase_add_test(tc, test_block_dirs);
 	tcase_add_test(tc, test_listed_left_out);
+	tcase_add_test(tc, test_fs_dirs);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

@@ -162,12 +162,13 @@ say agent-uid "$([ "$(id -u)" = 1000 ] && echo ok || echo FAILED)" "uid=$(id -u)
 got=$(for f in /proc/fs/ext4/*/es_shrinker_info /proc/fs/ext4/*/mb_groups /proc/fs/jbd2/*/info \
 	/sys/fs/ext4/*/session_write_kbytes /sys/block/*/stat /sys/devices/virtual/block/*/stat /proc/diskstats \
 	$(find /sys/devices -path '*/block/*' -name stat 2>/dev/null) /sys/devices/system/node/node*/vmstat \
-	/proc/pressure/io; do
+	/proc/pressure/io /sys/fs/xfs/stats/stats /sys/fs/btrfs/*/commit_stats /sys/kernel/irq/*/per_cpu_count \
+	/proc/irq/*/spurious; do
 	[ -r "$f" ] && [ -n "$(head -c1 "$f" 2>/dev/null)" ] && echo "$f"; done | head -3 | tr '\n' ' ')
 say disk-counters "$(verdict "$([ -z "$got" ]; echo $?)")" "${got:-none readable}"
 # Kernel-wide ones runc will not let a run mask (a bind over a /proc file): an open residual
 # (tests/integrity/README.md), noted so that a change shows.
-got=$(for f in /proc/vmstat /proc/softirqs /proc/interrupts; do
+got=$(for f in /proc/vmstat /proc/zoneinfo /proc/softirqs /proc/interrupts; do
 	[ -r "$f" ] && [ -n "$(head -c1 "$f" 2>/dev/null)" ] && echo "$f"; done | tr '\n' ' ')
 say kernel-counters info "readable (open): ${got:-none}"
 say agent-groups "$([ "$(id -G)" = 1000 ] && echo ok || echo FAILED)" "groups=$(id -G)"
