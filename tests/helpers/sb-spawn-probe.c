@@ -50,7 +50,7 @@ usage(void)
 	    "  exit N | raise SIGNUM | sleep SECONDS | sleep-ignore-term SECONDS\n"
 	    "  spam BYTES | line BYTES | both OUT ERR | rlimits | fork-sleeper | daemonize\n"
 	    "  mkdir PATH | unshare | clone-newuser | clone3-newuser | mount PATH\n"
-	    "  fork-exec | thread | lease DIR | ofd-lock DIR | posix-lock DIR\n";
+	    "  fork-exec | thread | clone-files | lease DIR | ofd-lock DIR | posix-lock DIR\n";
 
 	(void)!write(STDERR_FILENO, text, sizeof(text) - 1);
 	_exit(EXIT_USAGE);
@@ -397,6 +397,20 @@ cmd_clone_newuser(void)
 	return 0;
 }
 
+/* clone-files: a child that shares the file table without being a thread. */
+static int
+cmd_clone_files(void)
+{
+	long r = syscall(SYS_clone, (unsigned long)(CLONE_FILES | SIGCHLD), 0UL, NULL, NULL, 0UL);
+
+	if (r == 0)
+		_exit(0);
+	if (r > 0)
+		(void)waitpid((pid_t)r, NULL, 0);
+	out_result(r);
+	return 0;
+}
+
 /* clone3-newuser: the same through clone3(2), whose flags sit in a struct. */
 static int
 cmd_clone3_newuser(void)
@@ -577,6 +591,8 @@ main(int argc, char **argv)
 	}
 	if (sb_streq(cmd, "clone-newuser"))
 		return cmd_clone_newuser();
+	if (sb_streq(cmd, "clone-files"))
+		return cmd_clone_files();
 	if (sb_streq(cmd, "clone3-newuser"))
 		return cmd_clone3_newuser();
 	if (sb_streq(cmd, "thread"))
