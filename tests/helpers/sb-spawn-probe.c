@@ -382,26 +382,15 @@ cmd_fork_exec(const char *self)
 	return 0;
 }
 
-/* clone-newuser: a raw clone(2) into a new user namespace, which unshare filters miss. */
+/*
+ * clone-newuser, clone-files: a child by a raw clone(2) (which a filter on unshare alone
+ * misses) with CLONE_NEWUSER, or sharing the file
+ * table without being a thread (CLONE_FILES).
+ */
 static int
-cmd_clone_newuser(void)
+cmd_clone(unsigned long flags)
 {
-	long r = syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | SIGCHLD), 0UL, NULL, NULL,
-	    0UL);
-
-	if (r == 0)
-		_exit(0);
-	if (r > 0)
-		(void)waitpid((pid_t)r, NULL, 0);
-	out_result(r);
-	return 0;
-}
-
-/* clone-files: a child that shares the file table without being a thread. */
-static int
-cmd_clone_files(void)
-{
-	long r = syscall(SYS_clone, (unsigned long)(CLONE_FILES | SIGCHLD), 0UL, NULL, NULL, 0UL);
+	long r = syscall(SYS_clone, flags | SIGCHLD, 0UL, NULL, NULL, 0UL);
 
 	if (r == 0)
 		_exit(0);
@@ -557,42 +546,35 @@ main(int argc, char **argv)
 		out_result(syscall(SYS_fcntl, dfd, fcmd, DN_ACCESS | DN_MULTISHOT));
 		return 0;
 	}
-	if (sb_streq(cmd, "lease")) {
-		char path[4096];
-		int fd;
-
-		if (arg == NULL)
-			usage();
-		snprintf(path, sizeof(path), "%s/leased", arg);
-		fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return 3;
-		out_result(fcntl(fd, F_SETLEASE, F_RDLCK));
-		(void)unlink(path);
-		return 0;
-	}
-	/* A lock on one byte of a fresh file: "ofd-lock" an open-file-description lock (listed
-	 * in /proc/locks to every pid namespace), "posix-lock" a classic one. */
-	if (sb_streq(cmd, "ofd-lock") || sb_streq(cmd, "posix-lock")) {
+	/*
+	 * On a fresh file in the directory ARG: "lease" a read lease, "ofd-lock" an
+	 * open-file-description lock on one byte (listed in /proc/locks to every pid
+	 * namespace), "posix-lock" a classic one.
+	 */
+	if (sb_streq(cmd, "lease") || sb_streq(cmd, "ofd-lock") || sb_streq(cmd, "posix-lock")) {
 		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 4263,
 			.l_len = 1 };
+		bool lease = sb_streq(cmd, "lease");
 		char path[4096];
 		int fd;
 
 		if (arg == NULL)
 			usage();
 		snprintf(path, sizeof(path), "%s/locked", arg);
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		fd = open(path, (lease ? O_RDONLY : O_RDWR) | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0)
 			return 3;
-		out_result(fcntl(fd, sb_streq(cmd, "ofd-lock") ? F_OFD_SETLK : F_SETLK, &fl));
+		if (lease)
+			out_result(fcntl(fd, F_SETLEASE, F_RDLCK));
+		else
+			out_result(fcntl(fd, sb_streq(cmd, "ofd-lock") ? F_OFD_SETLK : F_SETLK, &fl));
 		(void)unlink(path);
 		return 0;
 	}
 	if (sb_streq(cmd, "clone-newuser"))
-		return cmd_clone_newuser();
+		return cmd_clone(CLONE_NEWUSER);
 	if (sb_streq(cmd, "clone-files"))
-		return cmd_clone_files();
+		return cmd_clone(CLONE_FILES);
 	if (sb_streq(cmd, "clone3-newuser"))
 		return cmd_clone3_newuser();
 	if (sb_streq(cmd, "thread"))
