@@ -1101,20 +1101,16 @@ dir_empty(const char *path)
 static void
 check_counters_masked(struct ep *ep, enum sb_iso_phase ph)
 {
-	_cleanup_argv_ struct sb_argv blocks = SB_ARGV_INIT;
+	_cleanup_argv_ struct sb_argv dirs = SB_ARGV_INIT;
 	const char *claim = secure_getenv("SSE_COUNTERS_MASKED");
 
 	if (claim == NULL || strcmp(claim, "1") != 0)
 		return;
-	for (size_t i = 0; sb_counter_dirs[i] != NULL; i++)
-		sb_argv_push(&blocks, sb_counter_dirs[i]);
-	/* No /sys/devices at all (a container without sysfs) has no device directory either. */
-	(void)sb_counter_block_dirs("/sys/devices", &blocks, NULL);
-	(void)sb_counter_fs_dirs("/sys/fs", &blocks, NULL);
-	for (size_t i = 0; i < blocks.n; i++)
-		if (!dir_empty(blocks.v[i])) {
+	sb_counter_masked_dirs(&dirs);
+	for (size_t i = 0; i < dirs.n; i++)
+		if (!dir_empty(dirs.v[i])) {
 			sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false,
-			    "runner: the activity counters in %s are not masked", blocks.v[i]);
+			    "runner: the activity counters in %s are not masked", dirs.v[i]);
 			return;
 		}
 	/* A proc file says 0 bytes: read it. */

@@ -38,4 +38,12 @@ int sb_counter_block_dirs(const char *devices, struct sb_argv *out, struct sb_er
  */
 int sb_counter_fs_dirs(const char *sys_fs, struct sb_argv *out, struct sb_error **err);
 
+/*
+ * Every directory a run container masks, as this system shows them: those of
+ * sb_counter_dirs that exist, then sb_counter_block_dirs of /sys/devices and
+ * sb_counter_fs_dirs of /sys/fs. The CLI masks what it finds on the host; the entrypoint
+ * calls it again inside the container and checks each is empty.
+ */
+void sb_counter_masked_dirs(struct sb_argv *out);
+
 #endif

@@ -123,3 +123,16 @@ sb_counter_block_dirs(const char *devices, struct sb_argv *out, struct sb_error 
 	walk(fd, devices, 0, out);
 	return 0;
 }
+
+void
+sb_counter_masked_dirs(struct sb_argv *out)
+{
+	struct stat st;
+
+	for (size_t i = 0; sb_counter_dirs[i] != NULL; i++)
+		if (lstat(sb_counter_dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
+			sb_argv_push(out, sb_counter_dirs[i]);
+	/* Either walk fails only without a /sys, which then has no such directory either. */
+	(void)sb_counter_block_dirs("/sys/devices", out, NULL);
+	(void)sb_counter_fs_dirs("/sys/fs", out, NULL);
+}

@@ -617,22 +617,17 @@ push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
 	 * place this misses fails the run rather than leaving it open.
 	 */
 	{
-		_cleanup_argv_ struct sb_argv blocks = SB_ARGV_INIT;
+		_cleanup_argv_ struct sb_argv dirs = SB_ARGV_INIT;
 		struct stat st;
 
-		for (size_t i = 0; sb_counter_dirs[i] != NULL; i++)
-			if (lstat(sb_counter_dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
-				sb_argv_push(&blocks, sb_counter_dirs[i]);
-		/* The walk fails only without a /sys: then the entrypoint's finds nothing either. */
-		(void)sb_counter_block_dirs("/sys/devices", &blocks, NULL);
-		(void)sb_counter_fs_dirs("/sys/fs", &blocks, NULL);
-		for (size_t i = 0; i < blocks.n; i++) {
+		sb_counter_masked_dirs(&dirs);
+		for (size_t i = 0; i < dirs.n; i++) {
 			/* A comma or quote would end --mount's field: left unmasked, so checked. */
-			if (strpbrk(blocks.v[i], ",\"\n") != NULL)
+			if (strpbrk(dirs.v[i], ",\"\n") != NULL)
 				continue;
 			sb_argv_push(a, "--mount");
 			sb_argv_pushf(a, "type=tmpfs,dst=%s,tmpfs-size=4096,tmpfs-mode=0555",
-			    blocks.v[i]);
+			    dirs.v[i]);
 		}
 		for (size_t i = 0; sb_counter_files[i] != NULL; i++)
 			if (lstat(sb_counter_files[i], &st) == 0 && S_ISREG(st.st_mode)) {
