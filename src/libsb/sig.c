@@ -59,7 +59,8 @@ on_interrupt(int sig)
 
 	sig_received = sig;
 	sig_count++;
-	if (!sig_deferred) {
+	if (sig_deferred == SB_SIG_DEFER_NONE ||
+	    (sig_deferred == SB_SIG_DEFER_FIRST && sig_count >= 2)) {
 		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 		_exit(sig == SIGINT ? SB_EXIT_INTERRUPTED : SB_EXIT_SIGNAL_BASE + sig);
 	}
@@ -80,9 +81,9 @@ sb_sig_install_interrupt(void)
 }
 
 void
-sb_sig_set_deferred(bool deferred)
+sb_sig_set_deferred(enum sb_sig_defer defer)
 {
-	sig_deferred = deferred;
+	sig_deferred = (sig_atomic_t)defer;
 }
 
 int

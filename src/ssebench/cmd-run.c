@@ -1040,6 +1040,12 @@ do_run(struct run_opts *o)
 	 * are swept first. Before the network and the run directory: a host without room for
 	 * them refuses the run with nothing made.
 	 */
+	/*
+	 * From here the run holds things that must not outlive it (its disks, network, cgroup,
+	 * proxy key, secrets): a first Ctrl-C is noted and the run winds down through `out`,
+	 * with its result written if the container ran; only a second one exits at once.
+	 */
+	sb_sig_set_deferred(SB_SIG_DEFER_FIRST);
 	{
 		_cleanup_free_ char *droot = sb_xasprintf("%s/.disks", results_root());
 		_cleanup_free_ char *size = run_limit(SB_RUN_LIMIT_DISK);
@@ -1109,7 +1115,6 @@ do_run(struct run_opts *o)
 		 */
 		if (uses_model && proxy_key_new(&px, o->model, o->run_id, o->timeout, &err) < 0)
 			goto fail;
-		sb_sig_set_deferred(true);
 		{
 			_cleanup_free_ char *text = uses_model
 			    ? sb_xasprintf("SSE_DAEMON_TOKEN=%s\nSSE_API_KEY=%s\nSSE_BASE_URL=%s\n"
@@ -1148,7 +1153,6 @@ do_run(struct run_opts *o)
 
 	/* --- 4. the container(s) --- */
 	if (sb_sig_interrupted() != 0) {
-		sb_sig_set_deferred(false);
 		(void)cli_fail("interrupted before the run started");
 		rc = SB_EXIT_INTERRUPTED;
 		goto out;
@@ -1227,9 +1231,10 @@ do_run(struct run_opts *o)
 		progress(sidecar ? "starting the agent container %s (agent phase, then grading)"
 				 : "starting the container %s (agent phase, then grading)",
 		    container);
-		sb_sig_set_deferred(true);
+		/* While the container runs, a second Ctrl-C kills it (wait_container), not us. */
+		sb_sig_set_deferred(SB_SIG_DEFER_ALL);
 		if (sb_cmd_start(&cmd, &err) < 0) {
-			sb_sig_set_deferred(false);
+			sb_sig_set_deferred(SB_SIG_DEFER_FIRST);
 			goto fail;
 		}
 		pe.run_fd = sb_open_dir(run_dir, NULL);
@@ -1239,7 +1244,7 @@ do_run(struct run_opts *o)
 		pe.members_ok[1] = task_container != NULL ? task_container : px.container;
 		pe.members_ok[2] = task_container != NULL ? px.container : NULL;
 		code = wait_container(&cmd, container, pe.run_fd >= 0 ? &pe : NULL, &interrupted);
-		sb_sig_set_deferred(false);
+		sb_sig_set_deferred(SB_SIG_DEFER_FIRST);
 		progress("the %scontainer exited with status %d", sidecar ? "agent " : "", code);
 	}
 	if (sidecar)
@@ -1300,6 +1305,12 @@ do_run(struct run_opts *o)
 				result = NULL;
 			if (sb_json_load_file_at(rfd, "isolation.json", SB_JSON_FILE_MAX, &iso, NULL) < 0)
 				iso = NULL;
+			/*
+			 * A Ctrl-C after the container ended but before this record is written
+			 * still interrupts the run: the user stopped it before it was over.
+			 */
+			if (sb_sig_interrupt_count() > 0)
+				interrupted = true;
 			result = run_outcome(result, iso, o->egress, interrupted, foreign, &outcome);
 		}
 		{
@@ -1478,6 +1489,7 @@ out:
 	json_decref(result);
 	agent_info_release(&ag);
 	sb_dataset_free(ds);
+	sb_sig_set_deferred(SB_SIG_DEFER_NONE);
 	return rc;
 }
 

@@ -866,7 +866,7 @@ run_all(struct verify *vf)
 	size_t next = 0, running = 0;
 	int seen = 0;
 
-	sb_sig_set_deferred(true);
+	sb_sig_set_deferred(SB_SIG_DEFER_ALL);
 	for (;;) {
 		int count = sb_sig_interrupt_count();
 		double now = progress_clock();
@@ -919,7 +919,7 @@ run_all(struct verify *vf)
 			break;
 		usleep(VERIFY_POLL_US);
 	}
-	sb_sig_set_deferred(false);
+	sb_sig_set_deferred(SB_SIG_DEFER_NONE);
 	/* Tasks never started (interrupted) still get a row. */
 	for (size_t i = 0; i < vf->n; i++)
 		if (vf->v[i].phase == PH_PENDING)

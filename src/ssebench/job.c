@@ -1227,7 +1227,7 @@ schedule(struct job *j)
 	struct job_counts c;
 	size_t running = 0;
 
-	sb_sig_set_deferred(true);
+	sb_sig_set_deferred(SB_SIG_DEFER_ALL);
 	j->started = now_s();
 	j->live = !j->json_events && isatty(STDERR_FILENO);
 	build_images(j);
@@ -1296,7 +1296,7 @@ schedule(struct job *j)
 		if (j->slots[i].state == JOB_SLOT_RUNNING)
 			j->slots[i].state = JOB_SLOT_PENDING;
 	save_or_warn(j);
-	sb_sig_set_deferred(false);
+	sb_sig_set_deferred(SB_SIG_DEFER_NONE);
 	count_slots(j, &c);
 	job_event(j, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "event",
 	    "job_finished", "runs", (json_int_t)c.total, "passed", (json_int_t)c.passed, "failed",
