@@ -26,21 +26,30 @@ field() { # FILE EXPR
 SMALL_DATASET=${SSEBENCH_E2E_SMALL_DATASET:-$SB_SRCDIR/tests/integrity/dataset}
 SMALL=${SSEBENCH_E2E_SMALL_TASK:-tinyfield-overflow}
 
-# interrupt_in_grading RUN_ID RUN_ARGS...: start `ssebench run RUN_ARGS... --run-id RUN_ID` on
-# the small task with the dummy agent, send it SIGINT (Ctrl-C) once grading has started, and
-# wait. int_rc gets its exit status, idir its run directory.
-interrupt_in_grading() {
-	local id=$1 pid
-	shift
+# interrupt_at WHEN RUN_ID RUN_ARGS...: start `ssebench run RUN_ARGS... --run-id RUN_ID` on
+# the small task with the dummy agent, send it SIGINT (Ctrl-C) as soon as its output (which
+# carries the run's entrypoint.log) says WHEN (a pattern), and wait. int_rc gets its exit
+# status, idir its run directory. Grading the small task takes under a second and the CLI's
+# work after the container 0.3 s: the output is polled every 0.02 s so the signal lands
+# while the run is still going (CI once sent it after the run had ended).
+interrupt_at() {
+	local when=$1 id=$2 pid
+	shift 2
 	"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --run-id "$id" \
 		--timeout 600 "$@" >"$SB_TMP/int-$id.out" 2>&1 &
 	pid=$!
 	idir=$SSEBENCH_RESULTS/$SMALL/none/dummy/$id
-	for _ in $(seq 600); do
-		grep -q 'evaluator started' "$idir/entrypoint.log" 2>/dev/null && break
-		sleep 1
+	for _ in $(seq 30000); do
+		grep -q "$when" "$SB_TMP/int-$id.out" 2>/dev/null && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.02
 	done
 	kill -INT "$pid"
 	wait "$pid"
 	int_rc=$?
+}
+
+# interrupt_in_grading RUN_ID RUN_ARGS...: interrupt_at once grading has started.
+interrupt_in_grading() {
+	interrupt_at 'evaluator started' "$@"
 }

@@ -160,8 +160,20 @@ is "$int_rc" 130 "Ctrl-C during a run: exit 130"
 like "$(field "$idir/result.json" 'd["patch_result"]["error_msg"]')" 'interrupted' "the interrupted run's result says so"
 is "$($DOCKER ps -aq --filter "label=ssebench.run=int-$tag" | wc -l)" 0 "and its container is gone"
 
+# Ctrl-C as grading ends: the container is gone and the CLI is copying the archive, removing
+# the run's disks and network and writing the record. The run still winds down and says it was interrupted (before, the
+# CLI exited at once there: no result.json, and the run's network and disks left behind).
+interrupt_at 'the container exited with status' "int2-$tag"
+is "$int_rc" 130 "Ctrl-C as grading ends: exit 130"
+like "$(field "$idir/result.json" 'd["patch_result"]["error_msg"]')" 'interrupted' \
+	"Ctrl-C as grading ends: the result says the run was interrupted"
+is "$($DOCKER network ls -q --filter "label=ssebench.run=int2-$tag" | wc -l)" 0 \
+	"Ctrl-C as grading ends: the run's network is gone"
+is "$(ls "$SSEBENCH_RESULTS/.disks" 2>/dev/null | grep -c "int2-$tag")" 0 \
+	"Ctrl-C as grading ends: the run's disks are gone"
+
 # Results listing.
 run_cmd r "$SSEBENCH" runs results --json --dir "$SSEBENCH_RESULTS"
-is "$(printf '%s' "$r_out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')" 6 "runs results lists the six runs"
+is "$(printf '%s' "$r_out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')" 7 "runs results lists the seven runs"
 
 done_testing
