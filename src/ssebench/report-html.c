@@ -490,7 +490,8 @@ static void
 tables(struct html *h, const json_t *m)
 {
 	static const char *const g_head[] = {"group", "runs", "scored", "passed", "failed",
-	    "forfeit", "not scored", "skipped", "not run", "pass rate", "95 % interval", "pass@k"};
+	    "forfeit", "not scored", "skipped", "not run", "pass rate", "95 % interval", "pass@k",
+	    "flagged"};
 	static const char *const g_keys[] = {
 	    "runs", "scored", "passed", "failed", "forfeit", "unscored", "skipped", "not_run"};
 	static const char *const c_head[] = {"group", "built", "PoCs stopped", "functional tests",
@@ -505,7 +506,8 @@ tables(struct html *h, const json_t *m)
 
 	P(h, "<h2>Pass rate by agent and model</h2>\n<p>Pass rate = passed / scored runs, with its "
 	     "95 %% Wilson interval; pass@k is the unbiased estimator averaged over tasks. "
-	     "Reference runs are left out of every figure.</p>\n<table>");
+	     "Reference runs are left out of every figure. Flagged: runs in which the "
+	     "answer-seeking scan found something (never part of the grade).</p>\n<table>");
 	th_row(h, g_head, SB_ARRAY_SIZE(g_head));
 	json_array_foreach(groups, i, g) {
 		const json_t *ci = json_object_get(g, "pass_rate_ci");
@@ -534,6 +536,8 @@ tables(struct html *h, const json_t *m)
 		}
 		if (json_array_size(json_object_get(g, "pass_at_k")) == 0)
 			P(h, "–");
+		P(h, "</td><td>");
+		num(h, json_object_get(g, "flagged"));
 		P(h, "</td></tr>\n");
 	}
 	P(h, "</table>\n<h2>Checks, time, cost and tokens</h2>\n<p>Checks are shares of scored "
@@ -609,11 +613,71 @@ left_out(struct html *h, const json_t *m)
 	}
 }
 
+/* A run's outcome as the tables name it: a fixed word, never the input's text. */
+static const char *
+outcome_name(const char *cat)
+{
+	return sb_streq(cat, "passed")    ? "passed"
+	       : sb_streq(cat, "failed")  ? "failed"
+	       : sb_streq(cat, "forfeit") ? "forfeit"
+					  : "not scored";
+}
+
+/* A run's flags: "3: git_history, network", or "0". */
+static void
+flags_cell(struct html *h, const json_t *r)
+{
+	const json_t *k;
+	size_t i;
+
+	num(h, json_object_get(r, "flags"));
+	json_array_foreach(json_object_get(r, "flag_kinds"), i, k) {
+		P(h, "%s", i == 0 ? ": " : ", ");
+		E(h, json_string_value(k) ?: "?", 0);
+	}
+}
+
+/* The runs the answer-seeking scan flagged, in view (nothing when none was). */
+static void
+flagged_table(struct html *h, const json_t *m)
+{
+	static const char *const head[] = {"group", "task", "attempt", "outcome", "flags", "run"};
+	const json_t *r;
+	size_t i;
+
+	if (geti(json_object_get(m, "totals"), "flagged") <= 0)
+		return;
+	P(h,
+	    "<h2>Flagged runs (%" JSON_INTEGER_FORMAT ")</h2>\n<p>Runs in which the "
+	    "answer-seeking scan found what may be an attempt on the hidden answer; the "
+	    "evidence is under &quot;flags&quot; in each run's summary.json. Flags are for a "
+	    "person to weigh: they never change a grade.</p>\n<table>",
+	    geti(json_object_get(m, "totals"), "flagged"));
+	th_row(h, head, SB_ARRAY_SIZE(head));
+	json_array_foreach(json_object_get(m, "runs"), i, r) {
+		if (geti(r, "flags") <= 0)
+			continue;
+		P(h, "<tr><td class=\"l\">");
+		E(h, gstr(r, "group"), 0);
+		P(h, "</td><td class=\"l\">");
+		E(h, gstr(r, "task"), 0);
+		P(h, "</td><td>");
+		num(h, json_object_get(r, "attempt"));
+		P(h, "</td><td class=\"l\">%s</td><td class=\"l\">",
+		    outcome_name(gstr(r, "category")));
+		flags_cell(h, r);
+		P(h, "</td><td class=\"l\">");
+		E(h, gstr(r, "run_id") ?: "?", 0);
+		P(h, "</td></tr>\n");
+	}
+	P(h, "</table>\n");
+}
+
 static void
 runs_table(struct html *h, const json_t *m)
 {
 	static const char *const head[] = {"group", "task", "attempt", "outcome", "time (s)",
-	    "spend (USD)", "tokens in/out", "run", "message"};
+	    "spend (USD)", "tokens in/out", "flags", "run", "message"};
 	const json_t *runs = json_object_get(m, "runs"), *r;
 	size_t i;
 
@@ -634,10 +698,7 @@ runs_table(struct html *h, const json_t *m)
 		    : sb_streq(cat, "failed")  ? "failed"
 		    : sb_streq(cat, "forfeit") ? "forfeit"
 					       : "error",
-		    sb_streq(cat, "passed")    ? "passed"
-		    : sb_streq(cat, "failed")  ? "failed"
-		    : sb_streq(cat, "forfeit") ? "forfeit"
-					       : "not scored");
+		    outcome_name(cat));
 		num(h, json_object_get(r, "duration_s"));
 		P(h, "</td><td>");
 		num(h, json_object_get(r, "spend_usd"));
@@ -645,6 +706,8 @@ runs_table(struct html *h, const json_t *m)
 		num(h, json_object_get(r, "tokens_in"));
 		P(h, "/");
 		num(h, json_object_get(r, "tokens_out"));
+		P(h, "</td><td class=\"l\">");
+		flags_cell(h, r);
 		P(h, "</td><td class=\"l\">");
 		E(h, gstr(r, "run_id") ?: "?", 0);
 		P(h, "</td><td class=\"l\">");
@@ -659,9 +722,10 @@ report_render_html(const json_t *m, struct sb_buf *out, struct sb_error **err)
 {
 	static const char *const tot_head[] = {"runs found", "reference runs (left out)", "runs",
 	    "scored", "passed", "failed", "forfeit", "not scored", "unreadable", "skipped",
-	    "not run"};
+	    "not run", "flagged runs"};
 	static const char *const tot_keys[] = {"runs_found", "reference_runs", "runs", "scored",
-	    "passed", "failed", "forfeit", "unscored", "unreadable", "skipped", "not_run"};
+	    "passed", "failed", "forfeit", "unscored", "unreadable", "skipped", "not_run",
+	    "flagged"};
 	struct html h = {out, err, 0};
 	const json_t *src = json_object_get(m, "source"), *job = json_object_get(src, "job");
 
@@ -699,6 +763,7 @@ report_render_html(const json_t *m, struct sb_buf *out, struct sb_error **err)
 	}
 	P(&h, "</tr></table>\n");
 	tables(&h, m);
+	flagged_table(&h, m);
 	P(&h, "<h2>Plots</h2>\n");
 	plot_pass_rate(&h, json_object_get(m, "groups"));
 	plot_cost(&h, json_object_get(m, "groups"));

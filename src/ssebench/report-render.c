@@ -134,6 +134,20 @@ md_escape(struct sb_buf *out, const char *s, struct sb_error **err)
 	return escape_text(out, s ?: "", 0, ESC_MD, err);
 }
 
+/* A run's flag kinds (its "flag_kinds"), each escaped for ctx, joined by ", ". */
+static int
+kinds_text(struct sb_buf *out, const json_t *kinds, enum esc_ctx ctx, struct sb_error **err)
+{
+	const json_t *k;
+	size_t i;
+
+	json_array_foreach(kinds, i, k)
+		if ((i > 0 && sb_buf_appends(out, ", ", err) < 0) ||
+		    escape_text(out, json_string_value(k) ?: "?", 0, ctx, err) < 0)
+			return -1;
+	return 0;
+}
+
 /* A CSV cell for a string: quoted, and never read as a formula by a spreadsheet. */
 static int
 csv_string(struct sb_buf *out, const char *s, struct sb_error **err)
@@ -258,16 +272,60 @@ md_source(struct sb_buf *out, const json_t *m, struct sb_error **err)
 	return 0;
 }
 
+/* The runs the answer-seeking scan flagged, one row each (nothing when none was). */
+static int
+md_flagged(struct sb_buf *out, const json_t *m, struct sb_error **err)
+{
+	const json_t *r;
+	size_t i;
+
+	if (json_integer_value(get(m, "totals.flagged")) <= 0)
+		return 0;
+	if (sb_buf_appendf(out, err,
+		"\n## Flagged runs (%" JSON_INTEGER_FORMAT ")\n\n"
+		"Runs in which the answer-seeking scan found what may be an attempt on the "
+		"hidden answer; the evidence is under \"flags\" in each run's summary.json. "
+		"Flags are for a person to weigh: they never change a grade.\n\n"
+		"| group | task | attempt | outcome | flags | kinds | run |\n"
+		"| --- | --- | ---: | --- | ---: | --- | --- |\n",
+		json_integer_value(get(m, "totals.flagged"))) < 0)
+		return -1;
+	json_array_foreach(get(m, "runs"), i, r) {
+		if (json_integer_value(get(r, "flags")) <= 0)
+			continue;
+		if (sb_buf_appends(out, "| ", err) < 0 ||
+		    md_escape(out, gstr(r, "group"), err) < 0 ||
+		    sb_buf_appends(out, " | ", err) < 0 ||
+		    md_escape(out, gstr(r, "task"), err) < 0 ||
+		    sb_buf_appends(out, " | ", err) < 0 ||
+		    num(out, get(r, "attempt"), "–", err) < 0 ||
+		    sb_buf_appends(out, " | ", err) < 0 ||
+		    md_escape(out,
+			sb_streq(gstr(r, "category"), "error") ? "not scored" : gstr(r, "category"),
+			err) < 0 ||
+		    sb_buf_appends(out, " | ", err) < 0 ||
+		    num(out, get(r, "flags"), "–", err) < 0 ||
+		    sb_buf_appends(out, " | ", err) < 0 ||
+		    kinds_text(out, get(r, "flag_kinds"), ESC_MD, err) < 0 ||
+		    sb_buf_appends(out, " | ", err) < 0 ||
+		    md_escape(out, gstr(r, "run_id") ?: "?", err) < 0 ||
+		    sb_buf_appends(out, " |\n", err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int
 report_render_md(const json_t *m, struct sb_buf *out, struct sb_error **err)
 {
 	static const char *const tot_head[] = {"runs found", "reference runs (left out)", "runs",
 	    "scored", "passed", "failed", "forfeit", "unscored (errors)", "unreadable", "skipped",
-	    "not run"};
+	    "not run", "flagged runs"};
 	static const char *const tot_keys[] = {"runs_found", "reference_runs", "runs", "scored",
-	    "passed", "failed", "forfeit", "unscored", "unreadable", "skipped", "not_run"};
+	    "passed", "failed", "forfeit", "unscored", "unreadable", "skipped", "not_run",
+	    "flagged"};
 	static const char *const g_head[] = {"group", "runs", "scored", "passed", "failed",
-	    "forfeit", "unscored", "skipped", "not run", "pass rate", "95 % CI"};
+	    "forfeit", "unscored", "skipped", "not run", "pass rate", "95 % CI", "flagged"};
 	static const char *const g_keys[] = {
 	    "runs", "scored", "passed", "failed", "forfeit", "unscored", "skipped", "not_run"};
 	static const char *const c_head[] = {
@@ -294,7 +352,8 @@ report_render_md(const json_t *m, struct sb_buf *out, struct sb_error **err)
 	if (sb_buf_appends(out, "|\n\n## Pass rate by agent and model\n\n", err) < 0 ||
 	    sb_buf_appends(out,
 		"Pass rate = passed / scored runs, with its 95 % Wilson interval. "
-		"Reference runs are left out.\n\n",
+		"Reference runs are left out. Flagged: runs in which the answer-seeking scan "
+		"found something (never part of the grade).\n\n",
 		err) < 0 ||
 	    md_header(out, err, g_head, SB_ARRAY_SIZE(g_head)) < 0)
 		return -1;
@@ -319,7 +378,9 @@ report_render_md(const json_t *m, struct sb_buf *out, struct sb_error **err)
 		} else if (sb_buf_appends(out, "–", err) < 0) {
 			return -1;
 		}
-		if (sb_buf_appends(out, " |\n", err) < 0)
+		if (sb_buf_appends(out, " | ", err) < 0 ||
+		    num(out, get(g, "flagged"), "–", err) < 0 ||
+		    sb_buf_appends(out, " |\n", err) < 0)
 			return -1;
 		any_pak |= json_array_size(get(g, "pass_at_k")) > 0;
 	}
@@ -432,6 +493,8 @@ report_render_md(const json_t *m, struct sb_buf *out, struct sb_error **err)
 		if (sb_buf_appends(out, "|\n", err) < 0)
 			return -1;
 	}
+	if (md_flagged(out, m, err) < 0)
+		return -1;
 	/* What is not in the figures, and why. */
 	if (json_array_size(get(m, "unreadable")) > 0) {
 		if (sb_buf_appendf(out, err, "\n## Unreadable (%zu)\n\n",
@@ -496,13 +559,14 @@ report_render_csv(const json_t *m, struct sb_buf *out, struct sb_error **err)
 	    "unscored", "skipped", "not_run", "pass_rate", "pass_rate_ci_low", "pass_rate_ci_high",
 	    "attempts_per_task", "built_share", "pov_stopped_share", "functional_share",
 	    "hidden_share", "runs_timed", "duration_median_s", "duration_p90_s", "spend_total_usd",
-	    "spend_per_run_usd", "runs_with_spend", "tokens_in", "tokens_out", "runs_with_tokens"};
+	    "spend_per_run_usd", "runs_with_spend", "tokens_in", "tokens_out", "runs_with_tokens",
+	    "flagged"};
 	static const char *const keys[] = {"runs", "scored", "passed", "failed", "forfeit",
 	    "unscored", "skipped", "not_run", "pass_rate", NULL, NULL, "attempts_per_task",
 	    "checks.built.share", "checks.pov_stopped.share", "checks.functional.share",
 	    "checks.hidden.share", "duration_s.runs", "duration_s.median", "duration_s.p90",
 	    "spend_usd.total", "spend_usd.per_run", "spend_usd.runs", "tokens.in", "tokens.out",
-	    "tokens.runs"};
+	    "tokens.runs", "flagged"};
 	const json_t *g;
 	json_int_t kmax = 0;
 	size_t i;
@@ -552,8 +616,8 @@ report_render_csv_runs(const json_t *m, struct sb_buf *out, struct sb_error **er
 {
 	static const char *const cols[] = {"group", "run_id", "task", "agent", "model", "egress",
 	    "attempt", "category", "status", "scored", "tier", "duration_s", "spend_usd",
-	    "tokens_in", "tokens_out", "built", "pov_stopped", "functional", "hidden", "started_at",
-	    "finished_at", "job_id", "slot", "message", "dir"};
+	    "tokens_in", "tokens_out", "built", "pov_stopped", "functional", "hidden", "flags",
+	    "flag_kinds", "started_at", "finished_at", "job_id", "slot", "message", "dir"};
 	const json_t *r;
 	size_t i;
 
@@ -568,6 +632,15 @@ report_render_csv_runs(const json_t *m, struct sb_buf *out, struct sb_error **er
 
 			if (c > 0 && csv_sep(out, err) < 0)
 				return -1;
+			/* flag_kinds: one cell, "canary, network" */
+			if (json_is_array(v)) {
+				_cleanup_buf_ struct sb_buf k = SB_BUF_INIT(out->max);
+
+				if (kinds_text(&k, v, ESC_PLAIN, err) < 0 ||
+				    csv_string(out, k.s, err) < 0)
+					return -1;
+				continue;
+			}
 			if (json_is_string(v) ? csv_string(out, json_string_value(v), err) < 0
 					      : num(out, v, "", err) < 0)
 				return -1;
@@ -605,6 +678,46 @@ junit_slot(struct sb_buf *out, const json_t *e, bool skipped, struct sb_error **
 	    sb_buf_appends(out, " time=\"0\">\n      <skipped", err) < 0 ||
 	    xml_attr(out, "message", msg, err) < 0 ||
 	    sb_buf_appends(out, "/>\n    </testcase>\n", err) < 0)
+		return -1;
+	return 0;
+}
+
+/* A run that did not pass: <failure> (failed, forfeit) or <error> (not scored). */
+static int
+junit_verdict(
+    struct sb_buf *out, const json_t *r, const char *cat, const char *msg, struct sb_error **err)
+{
+	const char *el = sb_streq(cat, "error") ? "error" : "failure";
+
+	if (sb_buf_appendf(out, err, "      <%s", el) < 0 ||
+	    xml_attr(out, "message",
+		msg
+		    ?: (sb_streq(cat, "error")        ? "not scored"
+			   : sb_streq(cat, "forfeit") ? "forfeit"
+						      : "failed"),
+		err) < 0 ||
+	    xml_attr(out, "type", cat, err) < 0 || sb_buf_appends(out, ">run ", err) < 0 ||
+	    report_xml_escape(out, gstr(r, "run_id") ?: "?", 0, err) < 0 ||
+	    sb_buf_appends(out, " in ", err) < 0 ||
+	    report_xml_escape(out, gstr(r, "dir"), 0, err) < 0 ||
+	    sb_buf_appendf(out, err, "</%s>\n", el) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * A flagged run's flags, as the <system-out> of its testcase: CI systems show that text
+ * with the test, and the flags are no verdict (never a failure of their own).
+ */
+static int
+junit_flags(struct sb_buf *out, const json_t *r, struct sb_error **err)
+{
+	if (json_integer_value(get(r, "flags")) <= 0)
+		return 0;
+	if (sb_buf_appendf(out, err, "      <system-out>flags: %" JSON_INTEGER_FORMAT " (",
+		json_integer_value(get(r, "flags"))) < 0 ||
+	    kinds_text(out, get(r, "flag_kinds"), ESC_XML, err) < 0 ||
+	    sb_buf_appends(out, ")</system-out>\n", err) < 0)
 		return -1;
 	return 0;
 }
@@ -677,6 +790,11 @@ report_render_junit(const json_t *m, struct sb_buf *out, struct sb_error **err)
 				    xml_attr(out, "value", gstr(g, props[j]), err) < 0 ||
 				    sb_buf_appends(out, "/>\n", err) < 0)
 					return -1;
+			if (sb_buf_appendf(out, err,
+				"      <property name=\"flagged\" value=\"%" JSON_INTEGER_FORMAT
+				"\"/>\n",
+				json_integer_value(get(g, "flagged"))) < 0)
+				return -1;
 			if (json_is_number(get(g, "pass_rate")) &&
 			    sb_buf_appendf(out, err,
 				"      <property name=\"pass_rate\" value=\"%.15g\"/>\n",
@@ -704,29 +822,17 @@ report_render_junit(const json_t *m, struct sb_buf *out, struct sb_error **err)
 			    sb_buf_appendf(out, err, " time=\"%.3f\"",
 				json_is_number(d) ? json_number_value(d) : 0.0) < 0)
 				return -1;
-			if (sb_streq(cat, "passed")) {
+			if (sb_streq(cat, "passed") && json_integer_value(get(r, "flags")) <= 0) {
 				if (sb_buf_appends(out, "/>\n", err) < 0)
 					return -1;
 				continue;
 			}
-			if (sb_buf_appends(out,
-				sb_streq(cat, "error") ? ">\n      <error" : ">\n      <failure",
-				err) < 0 ||
-			    xml_attr(out, "message",
-				msg
-				    ?: (sb_streq(cat, "error")        ? "not scored"
-					   : sb_streq(cat, "forfeit") ? "forfeit"
-								      : "failed"),
-				err) < 0 ||
-			    xml_attr(out, "type", cat, err) < 0 ||
-			    sb_buf_appends(out, ">run ", err) < 0 ||
-			    report_xml_escape(out, gstr(r, "run_id") ?: "?", 0, err) < 0 ||
-			    sb_buf_appends(out, " in ", err) < 0 ||
-			    report_xml_escape(out, gstr(r, "dir"), 0, err) < 0 ||
-			    sb_buf_appends(out,
-				sb_streq(cat, "error") ? "</error>\n    </testcase>\n"
-						       : "</failure>\n    </testcase>\n",
-				err) < 0)
+			if (sb_buf_appends(out, ">\n", err) < 0)
+				return -1;
+			if (!sb_streq(cat, "passed") && junit_verdict(out, r, cat, msg, err) < 0)
+				return -1;
+			if (junit_flags(out, r, err) < 0 ||
+			    sb_buf_appends(out, "    </testcase>\n", err) < 0)
 				return -1;
 		}
 		first = end;

@@ -113,6 +113,12 @@ str_or(const json_t *v, const char *def)
 	return json_is_string(v) ? json_string_value(v) : def;
 }
 
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* A number that is finite and not negative, as a JSON real; else null. */
 static json_t *
 amount_or_null(const json_t *v)
@@ -153,6 +159,53 @@ bounded_string(const char *s, size_t max)
 	return json_stringn(s, n) ?: json_null();
 }
 
+/*
+ * The answer-seeking scan's verdict on a run (docs/running.md, "Attempts on the answer"):
+ * how many flags, and their kinds. Both come from a file the agent may have had a hand in
+ * (the excerpts are its text), so nothing is taken on trust: flags_total counts when it is
+ * a sane integer, and 0 when it is missing (a summary older than the scan), negative, not
+ * an integer or past any count a scan can reach. The flags listed set a floor, so a total
+ * of 0 next to a list of flags still reads as flagged: hiding flags must not be easier
+ * than showing them. Only kinds are kept of each flag, bounded, never its excerpt: the
+ * evidence stays in the run's summary, and 10,000 runs' excerpts would swell the report.
+ */
+static void
+record_flags(const json_t *s, json_int_t *ret_count, json_t **ret_kinds)
+{
+	const json_t *total = json_object_get(s, "flags_total"), *f;
+	json_auto_t *seen = json_object();
+	const char *names[REPORT_FLAG_KINDS_MAX], *key;
+	json_int_t count = 0, listed = 0;
+	json_t *kinds = json_array(), *v;
+	size_t i, n = 0;
+
+	if (json_is_integer(total) && json_integer_value(total) >= 0 &&
+	    json_integer_value(total) <= REPORT_FLAGS_TOTAL_MAX)
+		count = json_integer_value(total);
+	json_array_foreach(json_object_get(s, "flags"), i, f) {
+		json_auto_t *kind = NULL;
+
+		if (i == REPORT_FLAGS_READ)
+			break;
+		if (!json_is_object(f))
+			continue;
+		listed++;
+		kind = bounded_string(
+		    json_string_value(json_object_get(f, "kind")), REPORT_FLAG_KIND_MAX);
+		if (!json_is_string(kind) || json_string_length(kind) == 0 ||
+		    json_object_size(seen) == REPORT_FLAG_KINDS_MAX)
+			continue;
+		json_object_set_new(seen, json_string_value(kind), json_null());
+	}
+	json_object_foreach(seen, key, v)
+		names[n++] = key;
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (i = 0; i < n; i++)
+		json_array_append_new(kinds, json_string(names[i]));
+	*ret_count = count > listed ? count : listed;
+	*ret_kinds = kinds;
+}
+
 json_t *
 report_record(const json_t *s, const char *dir)
 {
@@ -170,7 +223,8 @@ report_record(const json_t *s, const char *dir)
 	    json_string_value(json_object_get(json_object_get(s, "isolation"), "outcome"));
 	bool scored = json_is_true(json_object_get(row, "scored"));
 	const char *category, *egress;
-	json_t *attempt = json_null(), *tin, *tout, *rec;
+	json_t *attempt = json_null(), *tin, *tout, *rec, *kinds;
+	json_int_t flags;
 
 	/*
 	 * The category: not scored is a harness error; scored, it is what the status says,
@@ -207,8 +261,9 @@ report_record(const json_t *s, const char *dir)
 		tin = json_null();
 		tout = json_null();
 	}
+	record_flags(s, &flags, &kinds);
 	rec = json_pack("{s:O, s:s, s:s, s:s, s:s, s:s, s:O, s:b, s:O, s:b, s:o, s:o, s:O, s:o,"
-			" s:o, s:o, s:o, s:o, s:b, s:b, s:b, s:b, s:o, s:s}",
+			" s:o, s:o, s:o, s:o, s:b, s:b, s:b, s:b, s:I, s:o, s:o, s:s}",
 	    "run_id", json_object_get(row, "run_id"), "task",
 	    str_or(json_object_get(row, "task"), "?"), "agent", agent, "model",
 	    str_or(json_object_get(row, "model"), "?"), "egress", egress, "category", category,
@@ -226,7 +281,8 @@ report_record(const json_t *s, const char *dir)
 		json_is_integer(pov_passed) &&
 		json_integer_value(pov_passed) == json_integer_value(pov_total),
 	    "functional", json_is_true(json_object_get(pr, "func_test_success")), "hidden",
-	    json_is_true(json_object_get(pr, "intent_test_success")), "message",
+	    json_is_true(json_object_get(pr, "intent_test_success")), "flags", flags, "flag_kinds",
+	    kinds, "message",
 	    bounded_string(json_string_value(json_object_get(pr, "error_msg")), REPORT_MESSAGE_MAX),
 	    "dir", dir);
 	json_decref(row);
@@ -741,6 +797,8 @@ struct group {
 	const char *agent, *model, *egress; /* borrowed from the input */
 	uint64_t runs, scored, unscored, forfeit, passed, failed, skipped, not_run;
 	uint64_t built, pov_stopped, functional, hidden;
+	/* runs with a flag of the answer-seeking scan, whatever their grade */
+	uint64_t flagged;
 	double *dur; /* duration_s of each run that has one */
 	size_t ndur, capdur;
 	double spend;
@@ -788,12 +846,6 @@ cmp_group(const void *a, const void *b)
 	if (c == 0)
 		c = -strcmp(x->egress, y->egress);
 	return c;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int
@@ -878,15 +930,15 @@ group_json(struct group *g, size_t idx, const struct cell *cells, size_t ntasks,
 	    rounded(report_quantile(g->dur, g->ndur, 0.75), 1e3), "p90",
 	    rounded(report_quantile(g->dur, g->ndur, 0.9), 1e3), "max",
 	    rounded(report_quantile(g->dur, g->ndur, 1), 1e3));
-	o = json_pack("{s:o, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o,"
-		      " s:I, s:o}",
+	o = json_pack("{s:o, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o,"
+		      " s:o, s:I, s:o}",
 	    "id", json_sprintf("G%zu", idx + 1), "label", label, "agent", g->agent, "model",
 	    g->model, "egress", g->egress, "runs", (json_int_t)g->runs, "scored",
 	    (json_int_t)g->scored, "passed", (json_int_t)g->passed, "failed", (json_int_t)g->failed,
 	    "forfeit", (json_int_t)g->forfeit, "unscored", (json_int_t)g->unscored, "skipped",
-	    (json_int_t)g->skipped, "not_run", (json_int_t)g->not_run, "pass_rate",
-	    share(g->passed, g->scored), "pass_rate_ci", json_null(), "attempts_per_task",
-	    (json_int_t)kmax, "pass_at_k", pak);
+	    (json_int_t)g->skipped, "not_run", (json_int_t)g->not_run, "flagged",
+	    (json_int_t)g->flagged, "pass_rate", share(g->passed, g->scored), "pass_rate_ci",
+	    json_null(), "attempts_per_task", (json_int_t)kmax, "pass_at_k", pak);
 	if (report_wilson(g->passed, g->scored, REPORT_Z95, &lo, &hi))
 		json_object_set_new(
 		    o, "pass_rate_ci", json_pack("[o, o]", rounded(lo, 1e4), rounded(hi, 1e4)));
@@ -999,6 +1051,9 @@ report_model(const json_t *input)
 		refs[nrefs++] = (struct run_ref){e, gi, ti};
 		g->runs++;
 		c->runs++;
+		/* Counted apart from the grade, which flags never change. */
+		if (json_integer_value(json_object_get(e, "flags")) > 0)
+			g->flagged++;
 		if (strcmp(cat, "error") == 0) {
 			g->unscored++;
 			c->unscored++;
@@ -1057,21 +1112,21 @@ report_model(const json_t *input)
 		}
 
 	/* The model. */
-	model = json_pack("{s:i, s:O, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
-			  " s:O, s:O, s:O, s:O}",
+	model = json_pack("{s:i, s:O, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+			  " s:I}, s:O, s:O, s:O, s:O}",
 	    "version", 1, "source", json_object_get(input, "source"), "totals", "runs_found",
 	    (json_int_t)found, "reference_runs", (json_int_t)reference, "runs",
 	    (json_int_t)(found - reference), "scored", (json_int_t)0, "passed", (json_int_t)0,
 	    "failed", (json_int_t)0, "forfeit", (json_int_t)0, "unscored", (json_int_t)0,
 	    "unreadable", (json_int_t)json_array_size(json_object_get(input, "unreadable")),
 	    "skipped", (json_int_t)json_array_size(slot_lists[0]), "not_run",
-	    (json_int_t)json_array_size(slot_lists[1]), "unreadable",
+	    (json_int_t)json_array_size(slot_lists[1]), "flagged", (json_int_t)0, "unreadable",
 	    json_object_get(input, "unreadable"), "skipped", slot_lists[0], "not_run",
 	    slot_lists[1], "notes", json_object_get(input, "notes"));
 	if (model == NULL)
 		sb_oom(0);
 	{
-		uint64_t sc = 0, pa = 0, fa = 0, fo = 0, un = 0;
+		uint64_t sc = 0, pa = 0, fa = 0, fo = 0, un = 0, fl = 0;
 		json_t *tot = json_object_get(model, "totals");
 
 		arr = json_array();
@@ -1081,6 +1136,7 @@ report_model(const json_t *input)
 			fa += groups[g].failed;
 			fo += groups[g].forfeit;
 			un += groups[g].unscored;
+			fl += groups[g].flagged;
 			json_array_append_new(
 			    arr, group_json(&groups[g], g, cells, ntasks, ngroups));
 		}
@@ -1090,6 +1146,7 @@ report_model(const json_t *input)
 		json_object_set_new(tot, "failed", json_integer((json_int_t)fa));
 		json_object_set_new(tot, "forfeit", json_integer((json_int_t)fo));
 		json_object_set_new(tot, "unscored", json_integer((json_int_t)un));
+		json_object_set_new(tot, "flagged", json_integer((json_int_t)fl));
 	}
 	arr = json_array();
 	for (size_t t = 0; t < ntasks; t++)

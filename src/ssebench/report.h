@@ -36,6 +36,16 @@
 #define REPORT_OUTPUT_MAX ((size_t)1024 * 1024 * 1024)
 /* The z of a two-sided 95 % interval. */
 #define REPORT_Z95 1.959964
+/* Entries of a summary's "flags" array looked at (the scan writes at most 64). */
+#define REPORT_FLAGS_READ 64
+/*
+ * The largest "flags_total" taken as a count: more than a scan of its bounded inputs (two
+ * files of at most 64 MiB) could find. A larger one is no count at all.
+ */
+#define REPORT_FLAGS_TOTAL_MAX 1000000000
+/* Distinct flag kinds kept of one run, and the bytes kept of each. */
+#define REPORT_FLAG_KINDS_MAX 16
+#define REPORT_FLAG_KIND_MAX  64
 
 enum report_format {
 	REPORT_MD,
@@ -76,6 +86,10 @@ double report_quantile(const double *sorted, size_t n, double p);
  * what the figures need, each null when the summary lacks it or has the wrong type.
  * status, scored and tier come from run_summary_row(), so `runs results` agrees; a scored
  * run whose isolation record says forfeit or unscored counts as that (the lesser wins).
+ * flags is the answer-seeking scan's count: "flags_total" when it is an integer from 0 to
+ * REPORT_FLAGS_TOTAL_MAX (else 0), but never fewer than the objects among the first
+ * REPORT_FLAGS_READ entries of "flags"; flag_kinds the sorted distinct "kind" strings of
+ * those objects (at most REPORT_FLAG_KINDS_MAX, each cut to REPORT_FLAG_KIND_MAX bytes).
  */
 json_t *report_record(const json_t *s, const char *dir);
 

@@ -6,12 +6,15 @@
 
 prints one line per group, sorted by group id:
 
-  G1 runs=6 scored=5 passed=2 failed+forfeit=3 unscored=1 rate=40.0
+  G1 runs=6 scored=5 passed=2 failed+forfeit=3 unscored=1 rate=40.0 flagged=2
 
 so that t0150-report.sh can check that md, json, csv, html and junit show the same numbers.
 Each format is parsed as a reader of that format would: the JSON model, the CSV rows, the
 Markdown table, the HTML table (through html.parser, entities decoded), the JUnit testsuites
-(their attributes, and their testcases counted one by one).
+(their attributes, and their testcases counted one by one). flagged (runs the answer-seeking
+scan flagged) is also counted from each format's list of runs where it has one (the model's
+runs, the md and html "Flagged runs" tables, the JUnit testcases with a system-out), which
+must agree with the group's figure.
 """
 import csv
 import io
@@ -21,10 +24,16 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 
-def line(gid, runs, scored, passed, failures, unscored, rate):
+def line(gid, runs, scored, passed, failures, unscored, rate, flagged):
     rate = "-" if rate is None else "%.1f" % rate
-    return "%s runs=%d scored=%d passed=%d failed+forfeit=%d unscored=%d rate=%s" % (
-        gid, runs, scored, passed, failures, unscored, rate)
+    return "%s runs=%d scored=%d passed=%d failed+forfeit=%d unscored=%d rate=%s flagged=%d" % (
+        gid, runs, scored, passed, failures, unscored, rate, flagged)
+
+
+def agree(gid, flagged, listed):
+    """A group's flagged figure against the flagged runs its format lists."""
+    assert flagged == listed.get(gid, 0), "%s: flagged %d, %d runs listed" % (
+        gid, flagged, listed.get(gid, 0))
 
 
 def pct(cell):
@@ -34,11 +43,16 @@ def pct(cell):
 
 def from_json(text):
     m = json.loads(text)
-    out = []
+    listed, out = {}, []
+    for r in m["runs"]:
+        if r["flags"] > 0:
+            listed[r["group"]] = listed.get(r["group"], 0) + 1
     for g in m["groups"]:
         rate = None if g["pass_rate"] is None else g["pass_rate"] * 100
+        agree(g["id"], g["flagged"], listed)
         out.append(line(g["id"], g["runs"], g["scored"], g["passed"], g["failed"] + g["forfeit"],
-                        g["unscored"], rate))
+                        g["unscored"], rate, g["flagged"]))
+    assert m["totals"]["flagged"] == sum(listed.values())
     return out
 
 
@@ -47,23 +61,36 @@ def from_csv(text):
     for r in csv.DictReader(io.StringIO(text)):
         rate = None if r["pass_rate"] == "" else float(r["pass_rate"]) * 100
         out.append(line(r["group"], int(r["runs"]), int(r["scored"]), int(r["passed"]),
-                        int(r["failed"]) + int(r["forfeit"]), int(r["unscored"]), rate))
+                        int(r["failed"]) + int(r["forfeit"]), int(r["unscored"]), rate,
+                        int(r["flagged"])))
     return out
 
 
 def from_md(text):
-    out, on = [], False
+    out, on, listed, heading = [], None, {}, None
     for ln in text.splitlines():
         if ln.startswith("## "):
-            on = ln == "## Pass rate by agent and model"
+            on = ("groups" if ln == "## Pass rate by agent and model" else
+                  "flagged" if ln.startswith("## Flagged runs (") else None)
+            if on == "flagged":
+                heading = int(ln[len("## Flagged runs ("):-1])
             continue
-        if not on or not ln.startswith("| G"):
+        if on is None or not ln.startswith("| G"):
             continue
         c = [x.strip() for x in ln.strip().strip("|").split(" | ")]
         gid = c[0].split(" ", 1)[0]
-        # group, runs, scored, passed, failed, forfeit, unscored, skipped, not run, rate, CI
+        if on == "flagged":
+            # group, task, attempt, outcome, flags, kinds, run
+            assert int(c[4]) > 0, ln
+            listed[gid] = listed.get(gid, 0) + 1
+            continue
+        # group, runs, scored, passed, failed, forfeit, unscored, skipped, not run, rate, CI,
+        # flagged
         out.append(line(gid, int(c[1]), int(c[2]), int(c[3]), int(c[4]) + int(c[5]), int(c[6]),
-                        pct(c[9])))
+                        pct(c[9]), int(c[11])))
+    for r in out:
+        agree(r.split(" ", 1)[0], int(r.rsplit("=", 1)[1]), listed)
+    assert heading == (sum(listed.values()) or None), heading
     return out
 
 
@@ -107,11 +134,21 @@ def from_html(text):
     p = Tables()
     p.feed(text)
     rows = [t for h, t in p.tables if h == "Pass rate by agent and model"][0]
+    listed = {}
+    for h, t in p.tables:
+        if h.startswith("Flagged runs ("):
+            assert int(h[len("Flagged runs ("):-1]) == len(t) - 1, h
+            # group, task, attempt, outcome, flags ("3: kind, kind"), run
+            for c in t[1:]:
+                assert int(c[4].split(":", 1)[0]) > 0, c
+                listed[c[0]] = listed.get(c[0], 0) + 1
     out = []
     for c in rows[1:]:
         gid = c[0].split(" ", 1)[0]
+        # ..., pass rate, 95 % interval, pass@k, flagged
+        agree(gid, int(c[12]), listed)
         out.append(line(gid, int(c[1]), int(c[2]), int(c[3]), int(c[4]) + int(c[5]), int(c[6]),
-                        pct(c[9])))
+                        pct(c[9]), int(c[12])))
     return out
 
 
@@ -130,8 +167,10 @@ def from_junit(text):
         assert int(s.get("failures")) == failures and int(s.get("errors")) == errors
         assert int(s.get("skipped")) == skipped
         rate = float(props["pass_rate"]) * 100 if "pass_rate" in props else None
+        flagged = sum(1 for c in cases if c.find("system-out") is not None)
+        agree(props["id"], int(props["flagged"]), {props["id"]: flagged})
         out.append(line(props["id"], len(cases) - skipped, passed + failures, passed, failures,
-                        errors, rate))
+                        errors, rate, flagged))
     return out
 
 

@@ -22,7 +22,10 @@ for names no word can hold. OUTCOME is passed, failed, forfeit or error (a run),
 job, pending, running or skipped (a slot without a run). KEYS: dur (duration_s), spend,
 tin/tout (tokens), egress (restricted|open), ref=1 (config.reference_run), msg (error_msg),
 build, func, hidden (0|1), pov (P/T), status (the index's status of a done slot, to make it
-disagree), reason (a skipped slot's), no_job=1 (leave the summary's job member out).
+disagree), reason (a skipped slot's), no_job=1 (leave the summary's job member out),
+flags=KIND,KIND... (the answer-seeking scan's "flags", one per kind, and "flags_total" their
+number; in a JSON line, a list written as it is), ftotal=JSON ("flags_total" instead, as the
+JSON it is: -1, 2.5, 99999999999; in a JSON line, "flags_total" is written as it is).
 Run directories are <RESULTS>/<task>/<model>/<agent>/<run id>, with names made safe for the
 file system; the summaries keep the names as given.
 """
@@ -112,6 +115,16 @@ def realistic(s, rnd):
                     "scope": {"files": 3, "lines": 40}, "baseline": {"tests": 120}}
 
 
+def scan_flags(spec):
+    """The "flags" of a summary: a list as it is, or "kind,kind" as one flag per kind, each
+    shaped as the scan writes them (src/libsb/scan.c)."""
+    if isinstance(spec, list):
+        return spec
+    return [{"kind": k, "source": "dialog.jsonl", "seq": i, "match": k,
+             "excerpt": "a tool call that hit " + k}
+            for i, k in enumerate(spec.split(",")) if k]
+
+
 def write_run(results, d, run_id, job_id, rnd=None):
     egress = d.get("egress", "restricted")
     outcome = d["outcome"]
@@ -133,6 +146,13 @@ def write_run(results, d, run_id, job_id, rnd=None):
     if "tin" in d and "tout" in d:
         s["usage"] = {"tokens_in": int(d["tin"]), "tokens_out": int(d["tout"]),
                       "source": "dialog"}
+    if "flags" in d:
+        s["flags"] = scan_flags(d["flags"])
+        s["flags_total"] = len(s["flags"])
+    if "flags_total" in d:
+        s["flags_total"] = d["flags_total"]
+    elif "ftotal" in d:
+        s["flags_total"] = json.loads(d["ftotal"])
     if rnd is not None:
         realistic(s, rnd)
     if job_id is not None and not flag(d, "no_job", False):

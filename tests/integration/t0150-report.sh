@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # `ssebench report`: a fixture results directory and a fixture job (report-fixture.py writes
 # their summaries, index and job.json by hand, no run needed) in every format; the figures
-# against hand-computed values; every format shows the same counts and rates; names that
-# are markup, quotes and control characters come out escaped (HTML, XML, Markdown, CSV);
+# against hand-computed values; every format shows the same counts, rates and flagged runs
+# (the answer-seeking scan's, from totals that are sane, missing or forged); names and flag
+# kinds that are markup, quotes and control characters come out escaped (HTML, XML,
+# Markdown, CSV, the terminal) and a flag's excerpt nowhere;
 # the JUnit output validates against tests/fixtures/junit.xsd; a summary planted in a run's
 # archive is not a run; bad input (no such job, a newer version, a corrupt index, a bad
 # flag) fails with exit 1 or 2 and says what is wrong.
@@ -25,19 +27,25 @@ export SSEBENCH_RESULTS=$res
 # error, a failure) and its fourth t2 was skipped; codex/m2 passed t1 once, its second try
 # is pending, and its t2 ran with open egress (a group of its own); one hostile run; one
 # reference run, counted apart.
+# The answer-seeking scan's flags: claude's t1#2 has three (two kinds), its t2#3 a total of
+# 70 past the 1 it lists, its unscored t2#2 one, t1#1 none (a summary older than the scan);
+# totals that are no count (too large, a real, negative, a string) are 0 unless flags are
+# listed (the hostile run lists two, one of a kind that is markup and an ESC); codex's t1#1,
+# which passed, says 0 but lists one; the reference run's flag counts nowhere. So G1 has 3
+# flagged runs, G2 and G4 one each, 5 in all.
 python3 "$fx" job "$res" "$jdir" "$job" <<'SPEC'
 t1 claude m1 1 passed dur=100 spend=0.5 tin=1000 tout=200
-t1 claude m1 2 failed dur=200 spend=0.7 tin=1500 tout=300
-t1 claude m1 3 passed dur=150 spend=0.6
-t2 claude m1 1 forfeit dur=50
-t2 claude m1 2 error
-t2 claude m1 3 failed dur=300 hidden=0 func=0
+t1 claude m1 2 failed dur=200 spend=0.7 tin=1500 tout=300 flags=network,git_history,network
+t1 claude m1 3 passed dur=150 spend=0.6 ftotal=99999999999
+t2 claude m1 1 forfeit dur=50 ftotal=2.5
+t2 claude m1 2 error flags=refused
+t2 claude m1 3 failed dur=300 hidden=0 func=0 flags=canary ftotal=70
 t2 claude m1 4 skipped reason=the-case-image-did-not-build
-t1 codex m2 1 passed dur=80 spend=0.2
+t1 codex m2 1 passed dur=80 spend=0.2 flags=answer_reference ftotal=0
 t1 codex m2 2 pending
-t2 codex m2 1 failed dur=90 spend=0.25 egress=open
-t1 reference none 1 passed dur=10
-{"task": "<script>alert('x')</script>\u0001\u202e", "agent": "ev\"il&<b>", "model": "m'<i>", "attempt": 1, "outcome": "failed", "msg": "<img src=x onerror=alert(1)>\u001b[31m", "dur": 12}
+t2 codex m2 1 failed dur=90 spend=0.25 egress=open ftotal=-1
+t1 reference none 1 passed dur=10 flags=canary
+{"task": "<script>alert('x')</script>\u0001\u202e", "agent": "ev\"il&<b>", "model": "m'<i>", "attempt": 1, "outcome": "failed", "msg": "<img src=x onerror=alert(1)>\u001b[31m", "dur": 12, "flags_total": "3", "flags": [{"kind": "<script>flag()</script>\u001b[2J\u202e", "source": "dialog.jsonl", "seq": 1, "match": "<b>m</b>", "excerpt": "</td><script>alert('excerpt')</script>\u001b]0;pwned\u0007"}, {"kind": "canary", "excerpt": "<img src=y onerror=alert(2)>"}, 7]}
 SPEC
 ok $? "the fixture job is written"
 
@@ -51,8 +59,8 @@ run_cmd r "$SSEBENCH" report "$job" --format json --output "$out/job.json"
 is "$r_rc:$r_out" "0:" "report JOB --output: exit 0, nothing on stdout"
 m=$out/job.json
 is "$(json_get "$m" 'm["source"]["kind"], m["source"]["job"]["job_id"]')" "('job', '$job')" "the id names the job under \$SSEBENCH_RESULTS/jobs"
-is "$(json_get "$m" '[m["totals"][k] for k in ("runs_found", "reference_runs", "runs", "scored", "passed", "failed", "forfeit", "unscored", "unreadable", "skipped", "not_run")]')" \
-	"[10, 1, 9, 8, 3, 4, 1, 1, 0, 1, 1]" "totals: 10 found, the reference run apart, 1 skipped, 1 not run"
+is "$(json_get "$m" '[m["totals"][k] for k in ("runs_found", "reference_runs", "runs", "scored", "passed", "failed", "forfeit", "unscored", "unreadable", "skipped", "not_run", "flagged")]')" \
+	"[10, 1, 9, 8, 3, 4, 1, 1, 0, 1, 1, 5]" "totals: 10 found, the reference run apart, 1 skipped, 1 not run, 5 flagged"
 is "$(json_get "$m" '[(g["id"], g["label"]) for g in m["groups"]]')" \
 	"[('G1', 'claude / m1'), ('G2', 'codex / m2'), ('G3', 'codex / m2 (open egress)'), ('G4', 'ev\"il&<b> / m\\'<i>')]" \
 	"one group per agent and model, open egress apart, no reference group"
@@ -80,6 +88,11 @@ is "$(json_get "$m" '[(r["group"], r["task"], r["attempt"], r["category"]) for r
 	"the runs, by group, task and attempt"
 is "$(json_get "$m" '[(s["task"], s["attempt"], s["reason"]) for s in m["skipped"]], [(s["task"], s["state"]) for s in m["not_run"]]')" \
 	"([('t2', 4, 'the-case-image-did-not-build')], [('t1', 'pending')])" "the skipped slot with its reason, the pending slot as not run"
+is "$(json_get "$m" '[g["flagged"] for g in m["groups"]]')" "[3, 1, 0, 1]" \
+	"flagged runs per group: the reference run's flag is in none"
+is "$(json_get "$m" '[(r["group"], r["task"][:3], r["attempt"], r["flags"], r["flag_kinds"]) for r in m["runs"]]')" \
+	"[('G1', 't1', 1, 0, []), ('G1', 't1', 2, 3, ['git_history', 'network']), ('G1', 't1', 3, 0, []), ('G1', 't2', 1, 0, []), ('G1', 't2', 2, 1, ['refused']), ('G1', 't2', 3, 70, ['canary']), ('G2', 't1', 1, 1, ['answer_reference']), ('G3', 't2', 1, 0, []), ('G4', '<sc', 1, 2, ['<script>flag()</script>\\x1b[2J\\u202e', 'canary'])]" \
+	"each run's flags: a sane total, else 0, never fewer than listed; its kinds sorted, unique, strings only"
 
 run_cmd r "$SSEBENCH" report "$jdir" --format json
 is "$r_rc" 0 "report JOBDIR (a path) exits 0"
@@ -91,7 +104,8 @@ for f in md json csv csv-runs html junit; do
 	ok $(( r_rc != 0 || $(wc -c <"$out/report.$f") == 0 )) "--format $f: exit 0, a report"
 done
 want=$(python3 "$counts" json "$out/report.json")
-like "$want" '^G1 runs=6 scored=5 passed=2 failed\+forfeit=3 unscored=1 rate=40.0$' "the counts read back from json"
+like "$want" '^G1 runs=6 scored=5 passed=2 failed\+forfeit=3 unscored=1 rate=40.0 flagged=3$' "the counts read back from json"
+like "$want" 'G4 runs=1 scored=1 passed=0 failed\+forfeit=1 unscored=0 rate=0.0 flagged=1$' "and the hostile group's flagged run"
 for f in md csv html junit; do
 	got=$(python3 "$counts" "$f" "$out/report.$f" 2>&1)
 	is "$got" "$want" "$f shows the same counts and pass rates as json"
@@ -99,6 +113,12 @@ done
 is "$(head -1 "$out/report.csv" | cut -d, -f1-6)" "group,agent,model,egress,runs,scored" "csv: a header, one row per group"
 is "$(grep -c . "$out/report.csv")" 5 "csv: 4 groups, one section"
 is "$(python3 -c 'import csv, sys; print(len(list(csv.DictReader(open(sys.argv[1])))))' "$out/report.csv-runs")" 9 "csv-runs: one row per run (the reference run left out)"
+is "$(python3 -c 'import csv, sys; print([(r["group"], r["flags"], r["flag_kinds"]) for r in csv.DictReader(open(sys.argv[1])) if r["flags"] != "0"])' "$out/report.csv-runs")" \
+	"[('G1', '3', 'git_history, network'), ('G1', '1', 'refused'), ('G1', '70', 'canary'), ('G2', '1', 'answer_reference'), ('G4', '2', '<script>flag()</script>\\\\x1b[2J\\\\u{202E}, canary')]" \
+	"csv-runs: each run's flags and kinds (one cell, its control characters visible)"
+like "$(cat "$out/report.md")" '## Flagged runs \(5\)' "md: the flagged runs are listed"
+like "$(cat "$out/report.md")" '\| G1 \| t1 \| 2 \| failed \| 3 \| git\\_history, network \| 20260101-000000-000001 \|' \
+	"md: a flagged run with its count and kinds"
 
 # --- JUnit: valid against our schema ---
 run_cmd r xmllint --noout --schema "$SB_SRCDIR/tests/fixtures/junit.xsd" "$out/report.junit"
@@ -110,6 +130,14 @@ like "$(cat "$out/report.junit")" '<testcase classname="t2" name="t2#2" time="0.
 like "$(cat "$out/report.junit")" '<failure message="Forfeit: the isolation [^"]*" type="forfeit">' "a forfeit is a failure of type forfeit, with its message"
 like "$(cat "$out/report.junit")" '<error message="Not scored: isolation not established: network_internal" type="error">' "an unscored run is an error, with its message"
 like "$(cat "$out/report.junit")" '<skipped message="skipped: the-case-image-did-not-build"/>' "a skipped slot is skipped, with its reason"
+like "$(cat "$out/report.junit")" '<system-out>flags: 3 \(git_history, network\)</system-out>' "a flagged run's flags in its system-out"
+like "$(cat "$out/report.junit")" '<property name="flagged" value="3"/>' "a group's flagged runs as a property"
+is "$(grep -c '<system-out>' "$out/report.junit")" 5 "a system-out for each flagged run only"
+is "$(grep -A3 'name="t2#2" time="0.000"' "$out/report.junit" | sed -n '3,4p')" '      <system-out>flags: 1 (refused)</system-out>
+    </testcase>' "an unscored flagged run: its error, then its flags"
+is "$(grep -A2 'name="t1#1" time="80.000"' "$out/report.junit")" '    <testcase classname="t1" name="t1#1" time="80.000">
+      <system-out>flags: 1 (answer_reference)</system-out>
+    </testcase>' "a flagged run that passed: no failure, its flags"
 
 # --- hostile names ---
 html=$(cat "$out/report.html")
@@ -131,6 +159,20 @@ for f in md csv csv-runs html junit; do
 	is "$ctl:$rlo" "0:0" "$f: no control character and no right-to-left override from the input"
 done
 like "$(cat "$out/report.md")" '&lt;script&gt;alert\(.x.\)&lt;/script&gt;' "md: markup is text"
+# A flag's kind is the agent's text too; its excerpt and match are never in any format.
+like "$html" '2: &lt;script&gt;flag\(\)&lt;/script&gt;\\x1b\[2J\\u\{202E\}, canary</td>' "html: a hostile flag kind is text, its ESC visible"
+like "$(cat "$out/report.md")" '\| 2 \| &lt;script&gt;flag\(\)&lt;/script&gt;\\x1b\\\[2J\\u\{202E\}, canary \|' "md: a hostile flag kind is text"
+like "$(cat "$out/report.junit")" '<system-out>flags: 2 \(&lt;script&gt;flag\(\)&lt;/script&gt;\\x1b\[2J\\u\{202E\}, canary\)</system-out>' \
+	"junit: a hostile flag kind escaped in the system-out"
+for f in md json csv csv-runs html junit; do
+	unlike "$(cat "$out/report.$f")" "pwned|alert\(2\)|alert\('excerpt'\)|<b>m</b>" "$f: no flag's excerpt or match"
+done
+for f in md html junit; do
+	unlike "$(cat "$out/report.$f")" "<script>flag" "$f: no flag kind as markup"
+done
+run_cmd r "$SSEBENCH" report "$job"
+ctl=$(printf '%s' "$r_out" | LC_ALL=C tr -d '\n\r\t -~\200-\377' | wc -c)
+is "$r_rc:$ctl" "0:0" "md on the terminal: no control character (the flag kind's ESC is \\x1b)"
 like "$(cat "$out/report.csv-runs")" '"&lt;|"<script>alert' "csv-runs: the hostile name is one quoted cell"
 is "$(python3 -c 'import csv, sys; print(sorted({r["agent"] for r in csv.DictReader(open(sys.argv[1]))}))' "$out/report.csv-runs")" \
 	"['claude', 'codex', 'ev\"il&<b>']" "csv-runs: quotes survive a CSV reader"
@@ -141,7 +183,7 @@ is "$r_rc" 0 "report with no argument walks \$SSEBENCH_RESULTS"
 is "$(json_get "$out/root.json" 'm["source"]["kind"], m["totals"]["runs_found"], m["totals"]["unreadable"], m["totals"]["not_run"]')" \
 	"('results', 10, 0, 0)" "the same 10 runs (the jobs directory is not walked)"
 is "$(python3 "$counts" json "$out/root.json" | sed -n 1p)" \
-	"G1 runs=6 scored=5 passed=2 failed+forfeit=3 unscored=1 rate=40.0" "with the same counts as the job's"
+	"G1 runs=6 scored=5 passed=2 failed+forfeit=3 unscored=1 rate=40.0 flagged=3" "with the same counts as the job's"
 
 # A summary planted in a run's archive (what the agent left) is no run; a broken summary
 # is unreadable, with the reason; a run directory with no summary yet is said so.

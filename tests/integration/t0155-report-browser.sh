@@ -4,7 +4,7 @@
 # fixture job whose names are markup and control characters. The page must log nothing to
 # the console (it has no script; a Content-Security-Policy violation, a blocked fetch or an
 # injected script would each log there), its DOM must hold no script element and the four
-# plots, and the hostile task id must be text. A screenshot is kept in this test's output
+# plots, and the hostile task id and flag kind must be text. A screenshot is kept in this test's output
 # directory (its path is printed). A control page with one raw <script> shows that the
 # console check sees what it is there to see. No chromium: SKIP, or a failure under
 # SSEBENCH_REQUIRE_DOCKER=1 (CI); scripts/setup installs it.
@@ -26,7 +26,7 @@ t2 claude m1 1 forfeit dur=50
 t2 claude m1 2 error
 t1 codex m2 1 passed dur=80 spend=0.2
 t2 codex m2 1 skipped reason=no-image
-{"task": "<script>console.error('pwned')</script>\u0001\u202e\"'", "agent": "<img src=x onerror=console.error(1)>", "model": "m\"><svg onload=console.error(2)>", "attempt": 1, "outcome": "failed", "msg": "</title><script>console.error(3)</script>", "dur": 12}
+{"task": "<script>console.error('pwned')</script>\u0001\u202e\"'", "agent": "<img src=x onerror=console.error(1)>", "model": "m\"><svg onload=console.error(2)>", "attempt": 1, "outcome": "failed", "msg": "</title><script>console.error(3)</script>", "dur": 12, "flags": [{"kind": "</td><script>console.error(4)</script><img src=x onerror=console.error(5)>", "excerpt": "<script>console.error(6)</script>"}]}
 SPEC
 html=$keep/report.html
 SSEBENCH_RESULTS=$res "$SSEBENCH" report "$job" --format html --output "$html"
@@ -76,10 +76,12 @@ p.feed(open(sys.argv[1], encoding="utf-8").read())
 print("script=%d img=%d svg=%d handlers=%d" % (p.tags.get("script", 0), p.tags.get("img", 0),
                                               p.tags.get("svg", 0), len(p.handlers)))
 print("task-as-text=%s" % any("<script>console.error('pwned')</script>" in t for t in p.text))
+print("flag-kind-as-text=%s" % any("</td><script>console.error(4)</script>" in t for t in p.text))
 PY
 is "$(sed -n 1p "$keep/dom.txt")" "script=0 img=0 svg=4 handlers=0" \
 	"the DOM: no script, no image, no event handler, the four SVG plots"
 is "$(sed -n 2p "$keep/dom.txt")" "task-as-text=True" "the hostile task id is text in the page"
+is "$(sed -n 3p "$keep/dom.txt")" "flag-kind-as-text=True" "and so is the hostile flag kind"
 
 # The control: the same report with one raw script. The console check must see it (the
 # policy blocks it and says so), or the check above proves nothing.

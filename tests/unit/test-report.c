@@ -2,7 +2,8 @@
 /*
  * test-report.c: the figures of `ssebench report` (src/ssebench/report.c): the Wilson
  * interval, pass@k and quantiles against hand-computed values, each run's category from
- * its summary, grouping, reference runs left out, and the escaping every format uses.
+ * its summary, each run's flags (the answer-seeking scan's) from what a summary may hold,
+ * grouping, reference runs left out, and the escaping every format uses.
  */
 #include "config.h"
 
@@ -236,6 +237,114 @@ START_TEST(test_record_members)
 }
 END_TEST
 
+/* --- the answer-seeking scan's flags ------------------------------------------------ */
+
+#define FLAG(k) "{\"kind\": \"" k "\", \"source\": \"dialog.jsonl\", \"excerpt\": \"x\"}"
+
+static const struct {
+	const char *json;
+	json_int_t flags;
+	const char *kinds; /* flag_kinds joined by "," */
+} flag_cases[] = {
+    {"{}", 0, ""}, /* a summary older than the scan */
+    {"{\"flags_total\": 3, \"flags\": [" FLAG("network") ", " FLAG("canary") ", " FLAG(
+	 "network") "]}",
+	3, "canary,network"},                                                 /* sorted, unique */
+    {"{\"flags_total\": 70, \"flags\": [" FLAG("canary") "]}", 70, "canary"}, /* > listed */
+    {"{\"flags_total\": 0}", 0, ""},
+    {"{\"flags_total\": -1}", 0, ""},
+    {"{\"flags_total\": 2.5}", 0, ""},
+    {"{\"flags_total\": 2.0}", 0, ""}, /* a real is no count */
+    {"{\"flags_total\": \"3\"}", 0, ""},
+    {"{\"flags_total\": true}", 0, ""},
+    {"{\"flags_total\": null}", 0, ""},
+    {"{\"flags_total\": 1000000000}", 1000000000, ""}, /* REPORT_FLAGS_TOTAL_MAX */
+    {"{\"flags_total\": 1000000001}", 0, ""},          /* past any scan: no count */
+    {"{\"flags_total\": 9223372036854775807}", 0, ""},
+    /* a total below the flags listed: the list wins, so a forged 0 hides nothing */
+    {"{\"flags_total\": 0, \"flags\": [" FLAG("refused") ", " FLAG("canary") "]}", 2,
+	"canary,refused"},
+    {"{\"flags\": [" FLAG("hidden_path") "]}", 1, "hidden_path"},
+    /* only objects are flags, only non-empty strings are kinds */
+    {"{\"flags_total\": -5, \"flags\": [" FLAG("x") ", 7, \"network\", null, [], {\"kind\": "
+						    "3}, {\"kind\": \"\"}, {}]}",
+	4, "x"},
+    {"{\"flags\": {\"kind\": \"canary\"}}", 0, ""}, /* not an array */
+    {"{\"flags_total\": 1, \"flags\": \"canary\"}", 1, ""},
+};
+
+static char *
+joined_kinds(const json_t *r)
+{
+	struct sb_buf b = SB_BUF_INIT(1 << 16);
+	const json_t *k;
+	size_t i;
+
+	ck_assert(json_is_array(json_object_get(r, "flag_kinds")));
+	json_array_foreach(json_object_get(r, "flag_kinds"), i, k) {
+		ck_assert(json_is_string(k));
+		ck_assert_int_eq(
+		    sb_buf_appendf(&b, NULL, "%s%s", i ? "," : "", json_string_value(k)), 0);
+	}
+	return sb_buf_detach(&b, NULL);
+}
+
+START_TEST(test_record_flags)
+{
+	json_t *s = summary(flag_cases[_i].json);
+	json_t *r = report_record(s, "/r/x");
+	char *kinds = joined_kinds(r);
+
+	ck_assert_msg(json_is_integer(json_object_get(r, "flags")), "case %d: no count", _i);
+	ck_assert_msg(json_integer_value(json_object_get(r, "flags")) == flag_cases[_i].flags,
+	    "case %d: flags %lld, want %lld", _i,
+	    (long long)json_integer_value(json_object_get(r, "flags")),
+	    (long long)flag_cases[_i].flags);
+	ck_assert_str_eq(kinds, flag_cases[_i].kinds);
+	free(kinds);
+	json_decref(s);
+	json_decref(r);
+}
+END_TEST
+
+/* A summary's flags are bounded however many it lists: entries read, kinds kept, bytes. */
+START_TEST(test_record_flags_bounded)
+{
+	json_t *s = json_pack("{s:I, s:[]}", "flags_total", (json_int_t)5, "flags"), *r;
+	char *kinds, long_kind[200 * 2 + 1];
+	const char *k0;
+
+	/* 100 flags of 100 kinds, listed from k099 down */
+	for (int i = 99; i >= 0; i--)
+		json_array_append_new(json_object_get(s, "flags"),
+		    json_pack("{s:o}", "kind", json_sprintf("k%03d", i)));
+	r = report_record(s, "/r/x");
+	/* only the first REPORT_FLAGS_READ entries are looked at: 64 listed beat a total of 5 */
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "flags")), REPORT_FLAGS_READ);
+	ck_assert_int_eq(json_array_size(json_object_get(r, "flag_kinds")), REPORT_FLAG_KINDS_MAX);
+	kinds = joined_kinds(r);
+	/* the first 16 kinds seen (k099 ... k084), sorted */
+	ck_assert_str_eq(kinds, "k084,k085,k086,k087,k088,k089,k090,k091,k092,k093,k094,k095,"
+				"k096,k097,k098,k099");
+	free(kinds);
+	json_decref(r);
+	json_decref(s);
+
+	/* a kind of 200 two-byte characters is cut at a character boundary */
+	for (int i = 0; i < 200; i++)
+		memcpy(long_kind + 2 * i, "\xc3\xa9", 2);
+	long_kind[400] = '\0';
+	s = json_pack("{s:[{s:s}]}", "flags", "kind", long_kind);
+	r = report_record(s, "/r/x");
+	k0 = json_string_value(json_array_get(json_object_get(r, "flag_kinds"), 0));
+	ck_assert_ptr_nonnull(k0);
+	ck_assert_uint_eq(strlen(k0), REPORT_FLAG_KIND_MAX);
+	ck_assert(strncmp(k0, long_kind, REPORT_FLAG_KIND_MAX) == 0);
+	json_decref(r);
+	json_decref(s);
+}
+END_TEST
+
 /* --- the model --------------------------------------------------------------------- */
 
 /* Add a run: agent, task, category, duration (< 0: none), spend (< 0: none). */
@@ -403,6 +512,88 @@ START_TEST(test_model_egress_apart)
 }
 END_TEST
 
+/* Add the run of the summary js. */
+static void
+add_summary(json_t *input, const char *js)
+{
+	json_t *s = summary(js);
+
+	json_array_append_new(json_object_get(input, "records"), report_record(s, "/r"));
+	json_decref(s);
+}
+
+#define RUN(agent, extra)                                                                          \
+	"{" ISO_SCORED ", \"config\": {\"agent\": \"" agent "\", \"model\": \"m\"}, \"task\": "    \
+	"{\"id\": \"t1\"}, " extra "}"
+
+/*
+ * flagged: the runs of a group with a flag, whatever their grade (an unscored run too),
+ * reference runs in none; the totals add the groups up; every format says the same.
+ */
+START_TEST(test_model_flagged)
+{
+	json_t *in = report_input_new("results", "/r"), *m;
+	const json_t *run;
+	size_t i, flagged_runs = 0;
+
+	add_summary(in, RUN("a", "\"patch_result\": {\"status\": \"passed\"}, \"flags_total\": 2, "
+				 "\"flags\": [" FLAG("network") ", " FLAG("canary") "]"));
+	add_summary(in, RUN("a", "\"patch_result\": {\"status\": \"failed\"}"));
+	add_summary(in,
+	    "{\"scored\": false, \"config\": {\"agent\": \"a\", \"model\": \"m\"}, "
+	    "\"task\": {\"id\": \"t2\"}, \"flags_total\": 1, \"flags\": [" FLAG("refused") "]}");
+	add_summary(in, RUN("b", "\"patch_result\": {\"status\": \"passed\"}, \"flags_total\": 0, "
+				 "\"flags\": []"));
+	add_summary(
+	    in, RUN("b", "\"patch_result\": {\"status\": \"failed\"}, \"flags_total\": -3"));
+	add_summary(in, RUN("reference", "\"patch_result\": {\"status\": \"passed\"}, "
+					 "\"flags_total\": 5"));
+	m = report_model(in);
+
+	ck_assert_int_eq(json_array_size(json_object_get(m, "groups")), 2);
+	ck_assert_int_eq(geti(group(m, 0), "flagged"), 2);
+	ck_assert_int_eq(geti(group(m, 1), "flagged"), 0);
+	ck_assert_int_eq(geti(json_object_get(m, "totals"), "flagged"), 2);
+	/* flags never change a grade */
+	ck_assert_int_eq(geti(group(m, 0), "passed"), 1);
+	ck_assert_int_eq(geti(group(m, 0), "unscored"), 1);
+	json_array_foreach(json_object_get(m, "runs"), i, run)
+		flagged_runs += geti(run, "flags") > 0;
+	ck_assert_uint_eq(flagged_runs, 2);
+	{
+		struct sb_buf b = SB_BUF_INIT(1 << 20);
+		const char *p;
+		int n = 0;
+
+		ck_assert_int_eq(report_render(m, REPORT_MD, &b, NULL), 0);
+		ck_assert_ptr_nonnull(strstr(b.s, "## Flagged runs (2)"));
+		ck_assert_ptr_nonnull(strstr(b.s, "| passed | 2 | canary, network |"));
+		ck_assert_ptr_nonnull(strstr(b.s, "| t2 | – | not scored | 1 | refused |"));
+		/* the groups table ends with the flagged column: a's 2, b's 0 */
+		ck_assert_ptr_nonnull(strstr(b.s, "| G1 a / m |"));
+		ck_assert_ptr_nonnull(strstr(b.s, " | 2 |\n| G2 b / m |"));
+		sb_buf_release(&b);
+		ck_assert_int_eq(report_render(m, REPORT_JUNIT, &b, NULL), 0);
+		for (p = b.s; (p = strstr(p, "<system-out>")) != NULL; p++)
+			n++;
+		ck_assert_int_eq(n, 2);
+		ck_assert_ptr_nonnull(
+		    strstr(b.s, "<system-out>flags: 2 (canary, network)</system-out>"));
+		ck_assert_ptr_nonnull(strstr(b.s, "<property name=\"flagged\" value=\"2\"/>"));
+		sb_buf_release(&b);
+		ck_assert_int_eq(report_render(m, REPORT_CSV, &b, NULL), 0);
+		ck_assert_ptr_nonnull(strstr(b.s, ",runs_with_tokens,flagged,pass_at_1,"));
+		sb_buf_release(&b);
+		ck_assert_int_eq(report_render(m, REPORT_HTML, &b, NULL), 0);
+		ck_assert_ptr_nonnull(strstr(b.s, "<h2>Flagged runs (2)</h2>"));
+		ck_assert_ptr_nonnull(strstr(b.s, "<td class=\"l\">2: canary, network</td>"));
+		sb_buf_release(&b);
+	}
+	json_decref(m);
+	json_decref(in);
+}
+END_TEST
+
 /* An empty input is a model with zeros, not a failure. */
 START_TEST(test_model_empty)
 {
@@ -458,13 +649,16 @@ START_TEST(test_render_hostile)
 {
 	static const char evil[] = "<script>alert(\\\"x\\\")</script>\\u0001\\u202e'&|*";
 	json_t *in = report_input_new("results", "/r<b>"), *m, *s;
-	char js[1024];
+	char js[2048];
 
+	/* and a flag whose kind is the same and whose excerpt is a terminal escape */
 	snprintf(js, sizeof(js),
 	    "{\"run_id\": \"%s\", \"task\": {\"id\": \"%s\"}, \"config\": {\"agent\": \"%s\", "
 	    "\"model\": \"%s\"}, " ISO_SCORED ", \"patch_result\": {\"status\": \"failed\", "
-	    "\"error_msg\": \"%s\"}, \"job\": {\"attempt\": 2}}",
-	    evil, evil, evil, evil, evil);
+	    "\"error_msg\": \"%s\"}, \"job\": {\"attempt\": 2}, \"flags_total\": 1, \"flags\": "
+	    "[{\"kind\": \"%s\\u001b[2J\", \"match\": \"MATCH<i>\", \"excerpt\": "
+	    "\"EXCERPT\\u001b]0;pwned\\u0007<script>\"}]}",
+	    evil, evil, evil, evil, evil, evil);
 	s = summary(js);
 	json_array_append_new(json_object_get(in, "records"), report_record(s, "/r/<dir>"));
 	json_decref(s);
@@ -478,6 +672,13 @@ START_TEST(test_render_hostile)
 		if (f != REPORT_CSV && f != REPORT_CSV_RUNS)
 			ck_assert_msg(strstr(b.s, "<script") == NULL, "format %d: raw <script>", f);
 		ck_assert_msg(strchr(b.s, '\x01') == NULL, "format %d: a control character", f);
+		ck_assert_msg(strchr(b.s, '\x1b') == NULL, "format %d: an ESC", f);
+		ck_assert_msg(strstr(b.s, "EXCERPT") == NULL && strstr(b.s, "MATCH") == NULL,
+		    "format %d: a flag's evidence", f);
+		/* the flag's kind is there, escaped, in every format that lists runs */
+		ck_assert_msg(f == REPORT_CSV || strstr(b.s, "\\x1b[2J") != NULL ||
+				  strstr(b.s, "\\x1b\\[2J") != NULL,
+		    "format %d: no flag kind", f);
 		ck_assert_msg(strstr(b.s, "\xe2\x80\xae") == NULL, "format %d: an RTL override", f);
 		sb_buf_release(&b);
 	}
@@ -500,8 +701,12 @@ report_suite(void)
 	tcase_add_loop_test(
 	    tc, test_record_category, 0, (int)(sizeof(record_cases) / sizeof(record_cases[0])));
 	tcase_add_test(tc, test_record_members);
+	tcase_add_loop_test(
+	    tc, test_record_flags, 0, (int)(sizeof(flag_cases) / sizeof(flag_cases[0])));
+	tcase_add_test(tc, test_record_flags_bounded);
 	tcase_add_test(tc, test_model_groups);
 	tcase_add_test(tc, test_model_egress_apart);
+	tcase_add_test(tc, test_model_flagged);
 	tcase_add_test(tc, test_model_empty);
 	tcase_add_loop_test(
 	    tc, test_xml_escape, 0, (int)(sizeof(esc_cases) / sizeof(esc_cases[0])));
