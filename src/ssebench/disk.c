@@ -437,7 +437,16 @@ disk_sweep(const char *root)
 	size_t n = 0;
 	_cleanup_close_ int rfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (rfd < 0 || sb_list_dir_at(rfd, ".", 4096, &names, &n, NULL) < 0)
+	if (rfd < 0)
+		return;
+	/*
+	 * disk_create holds this lock from its mkdir until the disk is whole, its owner file
+	 * written: without it, a run starting beside another (a job's two slots start in the
+	 * same millisecond) saw the other's directory before its owner file, took it for one
+	 * left behind and removed it under the other run, which then failed at once (CI).
+	 */
+	if (SB_RETRY_EINTR(flock(rfd, LOCK_EX)) < 0 ||
+	    sb_list_dir_at(rfd, ".", 4096, &names, &n, NULL) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;

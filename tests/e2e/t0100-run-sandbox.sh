@@ -163,7 +163,20 @@ is "$($DOCKER ps -aq --filter "label=ssebench.run=int-$tag" | wc -l)" 0 "and its
 # Ctrl-C as grading ends: the container is gone and the CLI is copying the archive, removing
 # the run's disks and network and writing the record. The run still winds down and says it was interrupted (before, the
 # CLI exited at once there: no result.json, and the run's network and disks left behind).
+# (Beside it, a disk being made by another CLI: its directory is there, its owner file not
+# yet, and that CLI holds the disks' lock. The run's sweep waits for the lock and leaves the
+# disk; before, it took it for one left behind and removed it under the other run.)
+making=$SSEBENCH_RESULTS/.disks/making-$tag
+mkdir -p "$making"
+sleep 600 &
+maker=$!
+(flock 9 && sleep 3 && echo "$maker" >"$making/owner.pid") 9<"$SSEBENCH_RESULTS/.disks" &
+locker=$!
 interrupt_at 'the container exited with status' "int2-$tag"
+wait "$locker"
+ok "$([ -s "$making/owner.pid" ]; echo $?)" "a run leaves alone a disk another CLI is making"
+kill "$maker" 2>/dev/null
+rm -rf "$making"
 is "$int_rc" 130 "Ctrl-C as grading ends: exit 130"
 like "$(field "$idir/result.json" 'd["patch_result"]["error_msg"]')" 'interrupted' \
 	"Ctrl-C as grading ends: the result says the run was interrupted"
