@@ -12,6 +12,19 @@
  * <the key's SHA-256> (with the master key: a row per call served, 10 prompt and 3
  * completion tokens each).
  *
+ * Scripted runs (tests/agents/scripts): with the master key, POST /script {"alias": A,
+ * "turns": [...]} hands a script to the key the CLI will make with that key_alias
+ * ("ssebench-<run id>"). Each turn is {"tool": NAME, "input": {...}} (a tool call),
+ * {"tool": NAME, "custom": "text"} (a free-form tool call, OpenAI Responses only) or
+ * {"text": "..."} (an answer that ends the agent's loop), with optional "expect" and
+ * "expect_not" (a string or a list): what the tool's result, as the agent sends it back in
+ * the next call, must and must not contain. The turn a call gets is worked out from the
+ * conversation it carries (the tool calls already in it), never from a counter, so a retry
+ * or a side call (a title, a summary: no tools offered) does not move the script on; a side
+ * call gets "I'm done.". Each call is answered in the agent's wire format, streamed or not,
+ * as the real APIs do. A result that fails its expectation ends the script: the stub logs
+ * "script_error" and answers with text saying so.
+ *
  * A model call needs a live key that may use the requested model (a run key, or the
  * --key fixed key); anything else gets 401, so a test can tell that the agent used the key
  * the run was given. Every request is logged as one JSON line on stdout: method, path,
@@ -51,6 +64,27 @@ struct key {
 	double spend;
 	unsigned long calls; /* served: each billed 10 prompt and 3 completion tokens */
 	bool live;
+	char *alias;
+	json_t *script; /* the turns of its script, or NULL: "I'm done." to every call */
+};
+
+/* POST /script: scripts waiting for the key of their alias. */
+#define SCRIPTS_MAX 64
+static struct {
+	char *alias;
+	json_t *turns;
+} scripts[SCRIPTS_MAX];
+static size_t nscripts;
+
+/* What one model call answers: a tool call (tool, and args as JSON text or custom input) or a
+ * text. */
+struct answer {
+	const char *tool;
+	char *args;	     /* JSON text of the input (tool calls) */
+	const char *custom;  /* free-form input (custom tool calls) */
+	const char *ns;	     /* the tool's namespace (Responses: Codex's MCP tools), or NULL */
+	const char *text;    /* the answer when tool is NULL */
+	unsigned turn;
 };
 
 static struct key keys[KEYS_MAX];
@@ -161,33 +195,76 @@ sse_event(struct sb_buf *b, const char *event, json_t *data)
 	json_decref(data);
 }
 
+/* The first and second halves of a text, for streaming it in two deltas as the APIs do. */
 static char *
-chat_reply(const char *model, bool stream, const char *id)
+half(const char *s, bool second)
+{
+	size_t n = strlen(s) / 2;
+
+	/* Never split inside a UTF-8 sequence. */
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return second ? sb_xstrdup(s + n) : sb_xstrndup(s, n);
+}
+
+static char *
+dump_free(json_t *j)
+{
+	char *s = sb_json_dumps(j, JSON_COMPACT);
+
+	json_decref(j);
+	return s;
+}
+
+/* OpenAI chat completions (OpenCode): a message, or tool_calls with finish_reason
+ * "tool_calls"; streamed, the call's arguments come in two chunks after its name. */
+static char *
+chat_reply(const char *model, bool stream, const char *id, const struct answer *a)
 {
 	long long now = (long long)time(NULL);
 	struct sb_buf b = SB_BUF_INIT(1 << 20);
+	_cleanup_free_ char *call_id = sb_xasprintf("call_stub_%u", a->turn);
+	const char *finish = a->tool != NULL ? "tool_calls" : "stop";
 
 	if (!stream) {
-		json_t *j = json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s}, s:s}], s:{s:i, s:i, s:i}}",
-		    "id", id, "object", "chat.completion", "created", now, "model", model, "choices",
-		    "index", 0, "message", "role", "assistant", "content", DONE, "finish_reason",
-		    "stop", "usage", "prompt_tokens", 10, "completion_tokens", 3, "total_tokens", 13);
-		char *s = sb_json_dumps(j, JSON_COMPACT);
+		json_t *msg = a->tool != NULL
+		    ? json_pack("{s:s, s:n, s:[{s:s, s:s, s:{s:s, s:s}}]}", "role", "assistant",
+			  "content", "tool_calls", "id", call_id, "type", "function", "function",
+			  "name", a->tool, "arguments", a->args)
+		    : json_pack("{s:s, s:s}", "role", "assistant", "content", a->text);
 
-		json_decref(j);
-		return s;
+		return dump_free(json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:o, s:s}], s:{s:i, s:i, s:i}}",
+		    "id", id, "object", "chat.completion", "created", now, "model", model, "choices",
+		    "index", 0, "message", msg, "finish_reason", finish, "usage", "prompt_tokens", 10,
+		    "completion_tokens", 3, "total_tokens", 13));
 	}
-	sse_event(&b, NULL, json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s}, s:n}]}", "id",
-				 id, "object", "chat.completion.chunk", "created", now, "model", model,
-				 "choices", "index", 0, "delta", "role", "assistant", "content", "",
-				 "finish_reason"));
-	sse_event(&b, NULL, json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s}, s:n}]}", "id", id,
-				 "object", "chat.completion.chunk", "created", now, "model", model,
-				 "choices", "index", 0, "delta", "content", DONE, "finish_reason"));
+#define CHUNK(delta, fin)                                                                      \
+	sse_event(&b, NULL,                                                                    \
+	    json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:o, s:o}]}", "id", id, "object",         \
+		"chat.completion.chunk", "created", now, "model", model, "choices", "index", 0, \
+		"delta", (delta), "finish_reason", (fin)))
+	if (a->tool != NULL) {
+		_cleanup_free_ char *p1 = half(a->args, false), *p2 = half(a->args, true);
+
+		CHUNK(json_pack("{s:s, s:n, s:[{s:i, s:s, s:s, s:{s:s, s:s}}]}", "role", "assistant",
+			  "content", "tool_calls", "index", 0, "id", call_id, "type", "function",
+			  "function", "name", a->tool, "arguments", ""),
+		    json_null());
+		CHUNK(json_pack("{s:[{s:i, s:{s:s}}]}", "tool_calls", "index", 0, "function",
+			  "arguments", p1),
+		    json_null());
+		CHUNK(json_pack("{s:[{s:i, s:{s:s}}]}", "tool_calls", "index", 0, "function",
+			  "arguments", p2),
+		    json_null());
+	} else {
+		CHUNK(json_pack("{s:s, s:s}", "role", "assistant", "content", ""), json_null());
+		CHUNK(json_pack("{s:s}", "content", a->text), json_null());
+	}
+#undef CHUNK
 	sse_event(&b, NULL,
 	    json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{}, s:s}], s:{s:i, s:i, s:i}}", "id", id,
 		"object", "chat.completion.chunk", "created", now, "model", model, "choices", "index",
-		0, "delta", "finish_reason", "stop", "usage", "prompt_tokens", 10,
+		0, "delta", "finish_reason", finish, "usage", "prompt_tokens", 10,
 		"completion_tokens", 3, "total_tokens", 13));
 	(void)sb_buf_appends(&b, "data: [DONE]\n\n", NULL);
 	return sb_buf_detach(&b, NULL);
@@ -201,103 +278,337 @@ responses_usage(void)
 	    "reasoning_tokens", 0);
 }
 
+/* The output item: a message, a function_call (arguments as JSON text) or a
+ * custom_tool_call (free-form input); `done` with its content, else as it starts. */
 static json_t *
-responses_item(const char *item_id, bool done)
+responses_item(const struct answer *a, bool done)
 {
+	char item_id[32], call_id[32];
+
+	snprintf(item_id, sizeof(item_id), "%s_stub_%u", a->tool != NULL ? "fc" : "msg", a->turn);
+	snprintf(call_id, sizeof(call_id), "call_stub_%u", a->turn);
+	if (a->tool != NULL && a->custom != NULL)
+		return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", item_id, "type",
+		    "custom_tool_call", "status", done ? "completed" : "in_progress", "call_id",
+		    call_id, "name", a->tool, "input", done ? a->custom : "");
+	if (a->tool != NULL && a->ns != NULL)
+		return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "id", item_id, "type",
+		    "function_call", "status", done ? "completed" : "in_progress", "call_id", call_id,
+		    "namespace", a->ns, "name", a->tool, "arguments", done ? a->args : "");
+	if (a->tool != NULL)
+		return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", item_id, "type",
+		    "function_call", "status", done ? "completed" : "in_progress", "call_id", call_id,
+		    "name", a->tool, "arguments", done ? a->args : "");
 	return json_pack("{s:s, s:s, s:s, s:s, s:o}", "id", item_id, "type", "message", "status",
 	    done ? "completed" : "in_progress", "role", "assistant", "content",
-	    done ? json_pack("[{s:s, s:s, s:[]}]", "type", "output_text", "text", DONE, "annotations")
+	    done ? json_pack("[{s:s, s:s, s:[]}]", "type", "output_text", "text", a->text, "annotations")
 		 : json_array());
 }
 
 static json_t *
-responses_object(const char *id, const char *model, bool done)
+responses_object(const char *id, const char *model, const struct answer *a, bool done)
 {
 	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:o, s:o}", "id", id, "object", "response",
 	    "created_at", (json_int_t)time(NULL), "status", done ? "completed" : "in_progress", "model",
-	    model, "output",
-	    done ? json_pack("[o]", responses_item("msg_stub", true)) : json_array(), "usage",
+	    model, "output", done ? json_pack("[o]", responses_item(a, true)) : json_array(), "usage",
 	    done ? responses_usage() : json_null());
 }
 
+/* OpenAI Responses (Codex). */
 static char *
-responses_reply(const char *model, bool stream, const char *id)
+responses_reply(const char *model, bool stream, const char *id, const struct answer *a)
 {
 	struct sb_buf b = SB_BUF_INIT(1 << 20);
+	json_t *added;
+	const char *item_id;
 	int n = 0;
 
-	if (!stream) {
-		json_t *j = responses_object(id, model, true);
-		char *s = sb_json_dumps(j, JSON_COMPACT);
-
-		json_decref(j);
-		return s;
-	}
+	if (!stream)
+		return dump_free(responses_object(id, model, a, true));
 	sse_event(&b, "response.created", json_pack("{s:s, s:i, s:o}", "type", "response.created",
 					      "sequence_number", n++, "response",
-					      responses_object(id, model, false)));
-	sse_event(&b, "response.output_item.added",
-	    json_pack("{s:s, s:i, s:i, s:o}", "type", "response.output_item.added", "sequence_number",
-		n++, "output_index", 0, "item", responses_item("msg_stub", false)));
-	sse_event(&b, "response.content_part.added",
-	    json_pack("{s:s, s:i, s:s, s:i, s:i, s:{s:s, s:s, s:[]}}", "type",
-		"response.content_part.added", "sequence_number", n++, "item_id", "msg_stub",
-		"output_index", 0, "content_index", 0, "part", "type", "output_text", "text", "",
-		"annotations"));
-	sse_event(&b, "response.output_text.delta",
-	    json_pack("{s:s, s:i, s:s, s:i, s:i, s:s}", "type", "response.output_text.delta",
-		"sequence_number", n++, "item_id", "msg_stub", "output_index", 0, "content_index", 0,
-		"delta", DONE));
-	sse_event(&b, "response.output_text.done",
-	    json_pack("{s:s, s:i, s:s, s:i, s:i, s:s}", "type", "response.output_text.done",
-		"sequence_number", n++, "item_id", "msg_stub", "output_index", 0, "content_index", 0,
-		"text", DONE));
+					      responses_object(id, model, a, false)));
+	added = responses_item(a, false);
+	item_id = json_string_value(json_object_get(added, "id"));
+	{
+		_cleanup_free_ char *iid = sb_xstrdup(item_id);
+
+		sse_event(&b, "response.output_item.added",
+		    json_pack("{s:s, s:i, s:i, s:o}", "type", "response.output_item.added",
+			"sequence_number", n++, "output_index", 0, "item", added));
+		if (a->tool != NULL) {
+			const char *whole = a->custom != NULL ? a->custom : a->args;
+			const char *kind = a->custom != NULL ? "response.custom_tool_call_input"
+							     : "response.function_call_arguments";
+			const char *field = a->custom != NULL ? "input" : "arguments";
+			_cleanup_free_ char *p1 = half(whole, false), *p2 = half(whole, true);
+			_cleanup_free_ char *delta = sb_xasprintf("%s.delta", kind);
+			_cleanup_free_ char *fin = sb_xasprintf("%s.done", kind);
+
+			sse_event(&b, delta, json_pack("{s:s, s:i, s:s, s:i, s:s}", "type", delta,
+						 "sequence_number", n++, "item_id", iid,
+						 "output_index", 0, "delta", p1));
+			sse_event(&b, delta, json_pack("{s:s, s:i, s:s, s:i, s:s}", "type", delta,
+						 "sequence_number", n++, "item_id", iid,
+						 "output_index", 0, "delta", p2));
+			sse_event(&b, fin, json_pack("{s:s, s:i, s:s, s:i, s:s}", "type", fin,
+					       "sequence_number", n++, "item_id", iid,
+					       "output_index", 0, field, whole));
+		} else {
+			sse_event(&b, "response.content_part.added",
+			    json_pack("{s:s, s:i, s:s, s:i, s:i, s:{s:s, s:s, s:[]}}", "type",
+				"response.content_part.added", "sequence_number", n++, "item_id", iid,
+				"output_index", 0, "content_index", 0, "part", "type", "output_text",
+				"text", "", "annotations"));
+			sse_event(&b, "response.output_text.delta",
+			    json_pack("{s:s, s:i, s:s, s:i, s:i, s:s}", "type",
+				"response.output_text.delta", "sequence_number", n++, "item_id", iid,
+				"output_index", 0, "content_index", 0, "delta", a->text));
+			sse_event(&b, "response.output_text.done",
+			    json_pack("{s:s, s:i, s:s, s:i, s:i, s:s}", "type",
+				"response.output_text.done", "sequence_number", n++, "item_id", iid,
+				"output_index", 0, "content_index", 0, "text", a->text));
+		}
+	}
 	sse_event(&b, "response.output_item.done",
 	    json_pack("{s:s, s:i, s:i, s:o}", "type", "response.output_item.done", "sequence_number",
-		n++, "output_index", 0, "item", responses_item("msg_stub", true)));
+		n++, "output_index", 0, "item", responses_item(a, true)));
 	sse_event(&b, "response.completed", json_pack("{s:s, s:i, s:o}", "type", "response.completed",
 						"sequence_number", n++, "response",
-						responses_object(id, model, true)));
+						responses_object(id, model, a, true)));
 	return sb_buf_detach(&b, NULL);
 }
 
+/* The content block of an Anthropic answer: text, or tool_use (with its input when done). */
 static json_t *
-message_object(const char *id, const char *model, bool done)
+message_block(const struct answer *a, bool done)
+{
+	char tid[32];
+	json_t *input = NULL;
+
+	if (a->tool == NULL)
+		return json_pack("{s:s, s:s}", "type", "text", "text", done ? a->text : "");
+	snprintf(tid, sizeof(tid), "toolu_stub_%u", a->turn);
+	if (!done || sb_json_load(a->args, strlen(a->args), BODY_MAX, &input, NULL) < 0)
+		input = json_object();
+	return json_pack("{s:s, s:s, s:s, s:o}", "type", "tool_use", "id", tid, "name", a->tool,
+	    "input", input);
+}
+
+static json_t *
+message_object(const char *id, const char *model, const struct answer *a, bool done)
 {
 	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:n, s:{s:i, s:i}}", "id", id, "type",
 	    "message", "role", "assistant", "model", model, "content",
-	    done ? json_pack("[{s:s, s:s}]", "type", "text", "text", DONE) : json_array(),
-	    "stop_reason", done ? json_string("end_turn") : json_null(), "stop_sequence", "usage",
-	    "input_tokens", 10, "output_tokens", done ? 3 : 0);
+	    done ? json_pack("[o]", message_block(a, true)) : json_array(), "stop_reason",
+	    !done ? json_null() : json_string(a->tool != NULL ? "tool_use" : "end_turn"),
+	    "stop_sequence", "usage", "input_tokens", 10, "output_tokens", done ? 3 : 0);
 }
 
+/* Anthropic messages (Claude Code); streamed, a tool's input comes as input_json_delta. */
 static char *
-messages_reply(const char *model, bool stream, const char *id)
+messages_reply(const char *model, bool stream, const char *id, const struct answer *a)
 {
 	struct sb_buf b = SB_BUF_INIT(1 << 20);
+	const char *whole = a->tool != NULL ? a->args : a->text;
+	_cleanup_free_ char *p1 = half(whole, false), *p2 = half(whole, true);
 
-	if (!stream) {
-		json_t *j = message_object(id, model, true);
-		char *s = sb_json_dumps(j, JSON_COMPACT);
-
-		json_decref(j);
-		return s;
-	}
+	if (!stream)
+		return dump_free(message_object(id, model, a, true));
 	sse_event(&b, "message_start", json_pack("{s:s, s:o}", "type", "message_start", "message",
-					   message_object(id, model, false)));
+					   message_object(id, model, a, false)));
 	sse_event(&b, "content_block_start",
-	    json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_start", "index", 0,
-		"content_block", "type", "text", "text", ""));
-	sse_event(&b, "content_block_delta",
-	    json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index", 0, "delta",
-		"type", "text_delta", "text", DONE));
+	    json_pack("{s:s, s:i, s:o}", "type", "content_block_start", "index", 0, "content_block",
+		message_block(a, false)));
+	for (int i = 0; i < 2; i++)
+		sse_event(&b, "content_block_delta",
+		    a->tool != NULL
+			? json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index",
+			      0, "delta", "type", "input_json_delta", "partial_json", i ? p2 : p1)
+			: json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index",
+			      0, "delta", "type", "text_delta", "text", i ? p2 : p1));
 	sse_event(&b, "content_block_stop",
 	    json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 0));
 	sse_event(&b, "message_delta",
 	    json_pack("{s:s, s:{s:s, s:n}, s:{s:i}}", "type", "message_delta", "delta", "stop_reason",
-		"end_turn", "stop_sequence", "usage", "output_tokens", 3));
+		a->tool != NULL ? "tool_use" : "end_turn", "stop_sequence", "usage", "output_tokens",
+		3));
 	sse_event(&b, "message_stop", json_pack("{s:s}", "type", "message_stop"));
 	return sb_buf_detach(&b, NULL);
+}
+
+/* --- scripts ---------------------------------------------------------------------------- */
+
+/* The text of a tool result as an agent sends it back: a string, or parts with text. */
+static void
+result_text(const json_t *v, struct sb_buf *out)
+{
+	const json_t *part;
+	size_t i;
+
+	if (json_is_string(v)) {
+		(void)sb_buf_appends(out, json_string_value(v), NULL);
+		return;
+	}
+	json_array_foreach (v, i, part) {
+		if (json_is_string(json_object_get(part, "text")))
+			(void)sb_buf_appends(out, json_string_value(json_object_get(part, "text")), NULL);
+		else if (json_is_string(json_object_get(part, "output")))
+			(void)sb_buf_appends(out, json_string_value(json_object_get(part, "output")), NULL);
+		(void)sb_buf_appends(out, "\n", NULL);
+	}
+	if (json_is_object(v) && json_is_string(json_object_get(v, "output")))
+		(void)sb_buf_appends(out, json_string_value(json_object_get(v, "output")), NULL);
+}
+
+/*
+ * How many tool calls the conversation in `body` already holds (the turn to give now), and
+ * the text of the last tool result in it. Per format: Anthropic tool_use blocks of assistant
+ * messages and tool_result blocks; Responses function_call / custom_tool_call items and
+ * their *_output items; chat tool_calls of assistant messages and role "tool" messages.
+ */
+static unsigned
+conversation_turn(const char *format, const json_t *body, struct sb_buf *last)
+{
+	const json_t *m, *c;
+	size_t i, j;
+	unsigned calls = 0;
+
+	if (strcmp(format, "responses") == 0) {
+		json_array_foreach (json_object_get(body, "input"), i, m) {
+			const char *t = json_string_value(json_object_get(m, "type")) ?: "";
+
+			if (strcmp(t, "function_call") == 0 || strcmp(t, "custom_tool_call") == 0 ||
+			    strcmp(t, "local_shell_call") == 0)
+				calls++;
+			else if (strcmp(t, "function_call_output") == 0 ||
+			    strcmp(t, "custom_tool_call_output") == 0 ||
+			    strcmp(t, "local_shell_call_output") == 0) {
+				sb_buf_reset(last);
+				result_text(json_object_get(m, "output"), last);
+			}
+		}
+		return calls;
+	}
+	json_array_foreach (json_object_get(body, "messages"), i, m) {
+		const char *role = json_string_value(json_object_get(m, "role")) ?: "";
+
+		if (strcmp(format, "chat") == 0) {
+			if (strcmp(role, "assistant") == 0)
+				calls += (unsigned)json_array_size(json_object_get(m, "tool_calls"));
+			else if (strcmp(role, "tool") == 0) {
+				sb_buf_reset(last);
+				result_text(json_object_get(m, "content"), last);
+			}
+			continue;
+		}
+		json_array_foreach (json_object_get(m, "content"), j, c) {
+			const char *t = json_string_value(json_object_get(c, "type")) ?: "";
+
+			if (strcmp(role, "assistant") == 0 && strcmp(t, "tool_use") == 0)
+				calls++;
+			else if (strcmp(t, "tool_result") == 0) {
+				sb_buf_reset(last);
+				result_text(json_object_get(c, "content"), last);
+			}
+		}
+	}
+	return calls;
+}
+
+/* Does the text hold every one of `want` (a string or a list), or (`none`) none of them? */
+static const char *
+unmet(const json_t *want, const char *text, bool none)
+{
+	const json_t *w;
+	size_t i;
+
+	if (json_is_string(want))
+		return (strstr(text, json_string_value(want)) != NULL) == none
+		    ? json_string_value(want)
+		    : NULL;
+	json_array_foreach (want, i, w)
+		if (json_is_string(w) && (strstr(text, json_string_value(w)) != NULL) == none)
+			return json_string_value(w);
+	return NULL;
+}
+
+/* Whether the request offers any tool (a side call, e.g. for a title, offers none). */
+static bool
+offers_tools(const json_t *body)
+{
+	return json_array_size(json_object_get(body, "tools")) > 0;
+}
+
+/*
+ * The answer to a call under `key`'s script: the turn the conversation has reached, after
+ * checking the previous turn's expectations on the result the agent sent back. `log` gets the
+ * turn and, when an expectation fails, "script_error" (and the answer says so).
+ */
+static void
+script_answer(const struct key *key, const char *format, const json_t *body, json_t *log,
+    struct answer *a, char **msg)
+{
+	_cleanup_buf_ struct sb_buf last = SB_BUF_INIT(BODY_MAX);
+	const json_t *turn, *prev;
+	unsigned k;
+
+	a->text = DONE;
+	if (offers_tools(body)) {
+		/* The names of the tools offered, for a test (or a person writing a script). */
+		json_t *names = json_array(), *t;
+		size_t i;
+
+		json_array_foreach (json_object_get(body, "tools"), i, t) {
+			const json_t *n = json_object_get(t, "name");
+
+			if (!json_is_string(n))
+				n = json_object_get(json_object_get(t, "function"), "name");
+			if (!json_is_string(n))
+				n = json_object_get(t, "type");
+			json_array_append_new(names, json_is_string(n) ? json_copy((json_t *)n)
+									: json_null());
+		}
+		json_object_set_new(log, "tools", names);
+	}
+	if (key == NULL || key->script == NULL || !offers_tools(body))
+		return;
+	k = conversation_turn(format, body, &last);
+	a->turn = k;
+	json_object_set_new(log, "turn", json_integer(k));
+	prev = k > 0 ? json_array_get(key->script, k - 1) : NULL;
+	if (prev != NULL) {
+		const char *miss = unmet(json_object_get(prev, "expect"), last.s ?: "", false);
+		const char *bad = unmet(json_object_get(prev, "expect_not"), last.s ?: "", true);
+
+		if (miss != NULL || bad != NULL) {
+			_cleanup_free_ char *excerpt = sb_xstrndup(last.s ?: "", 2000);
+
+			*msg = sb_xasprintf("SCRIPT FAILED at turn %u: the result %s '%s'", k - 1,
+			    miss != NULL ? "lacks" : "holds", miss != NULL ? miss : bad);
+			json_object_set_new(log, "script_error", json_string(*msg));
+			json_object_set_new(log, "result", json_string(excerpt));
+			a->text = *msg;
+			return;
+		}
+	}
+	turn = json_array_get(key->script, k);
+	if (turn == NULL) {
+		json_object_set_new(log, "script_end", json_true());
+		return;
+	}
+	if (json_is_string(json_object_get(turn, "text"))) {
+		a->text = json_string_value(json_object_get(turn, "text"));
+		json_object_set_new(log, "script_end", json_true());
+		return;
+	}
+	a->tool = json_string_value(json_object_get(turn, "tool"));
+	a->custom = json_string_value(json_object_get(turn, "custom"));
+	a->ns = json_string_value(json_object_get(turn, "namespace"));
+	a->args = json_is_object(json_object_get(turn, "input"))
+	    ? sb_json_dumps(json_object_get(turn, "input"), JSON_COMPACT)
+	    : sb_xstrdup("{}");
+	json_object_set_new(log, "tool", json_string(a->tool ?: "?"));
 }
 
 /* --- routes ---------------------------------------------------------------------------- */
@@ -342,9 +653,16 @@ model_call(struct MHD_Connection *conn, const char *format, json_t *body, const 
 		key->calls++;
 	}
 	snprintf(id, sizeof(id), "stub-%lu", ++counter);
-	reply = strcmp(format, "chat") == 0 ? chat_reply(model, stream, id)
-	    : strcmp(format, "responses") == 0 ? responses_reply(model, stream, id)
-					       : messages_reply(model, stream, id);
+	{
+		struct answer a = { 0 };
+		_cleanup_free_ char *msg = NULL;
+
+		script_answer(key, format, body, log, &a, &msg);
+		reply = strcmp(format, "chat") == 0 ? chat_reply(model, stream, id, &a)
+		    : strcmp(format, "responses") == 0 ? responses_reply(model, stream, id, &a)
+						       : messages_reply(model, stream, id, &a);
+		free(a.args);
+	}
 	json_object_set_new(log, "status", json_integer(200));
 	log_line(log);
 	return respond(conn, 200, stream ? "text/event-stream" : "application/json", reply);
@@ -369,6 +687,13 @@ key_generate(struct MHD_Connection *conn, json_t *body, json_t *log)
 	    ? json_deep_copy(json_object_get(body, "models"))
 	    : json_array();
 	k->live = true;
+	k->alias = json_is_string(json_object_get(body, "key_alias"))
+	    ? sb_xstrdup(json_string_value(json_object_get(body, "key_alias")))
+	    : NULL;
+	for (size_t i = 0; k->alias != NULL && i < nscripts; i++)
+		if (strcmp(scripts[i].alias, k->alias) == 0)
+			k->script = json_incref(scripts[i].turns);
+	json_object_set_new(log, "scripted", json_boolean(k->script != NULL));
 	/* The test's own stub: it logs the key it made, so a test can look for it elsewhere. */
 	json_object_set_new(log, "key", json_string(k->key));
 	json_object_set(log, "request", body);
@@ -421,6 +746,35 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 	} else if (strcmp(method, "POST") == 0 && strcmp(url, "/key/generate") == 0 &&
 		   master_key != NULL && k != NULL && strcmp(k, master_key) == 0) {
 		ret = key_generate(conn, body, log);
+	} else if (strcmp(method, "POST") == 0 && strcmp(url, "/script") == 0 &&
+		   master_key != NULL && k != NULL && strcmp(k, master_key) == 0) {
+		const char *alias = json_string_value(json_object_get(body, "alias"));
+		json_t *turns = json_object_get(body, "turns");
+		size_t i;
+
+		for (i = 0; alias != NULL && i < nscripts; i++)
+			if (strcmp(scripts[i].alias, alias) == 0)
+				break;
+		if (alias == NULL || !json_is_array(turns) || i >= SCRIPTS_MAX) {
+			json_object_set_new(log, "status", json_integer(400));
+			log_line(log);
+			ret = respond_json(conn, 400, json_pack("{s:s}", "error",
+							     "a script is {alias, turns: [...]}"));
+		} else {
+			if (i == nscripts) {
+				scripts[nscripts].alias = sb_xstrdup(alias);
+				nscripts++;
+			} else {
+				json_decref(scripts[i].turns);
+			}
+			scripts[i].turns = json_incref(turns);
+			json_object_set_new(log, "alias", json_string(alias));
+			json_object_set_new(log, "turns", json_integer((json_int_t)json_array_size(turns)));
+			json_object_set_new(log, "status", json_integer(200));
+			log_line(log);
+			ret = respond_json(conn, 200, json_pack("{s:s, s:I}", "alias", alias, "turns",
+							     (json_int_t)json_array_size(turns)));
+		}
 	} else if (strcmp(method, "POST") == 0 && strcmp(url, "/key/delete") == 0 &&
 		   master_key != NULL && k != NULL && strcmp(k, master_key) == 0) {
 		json_t *del = json_array(), *v;
