@@ -17,11 +17,12 @@
 # The caller names the task files (it has parsed config.yaml); paths are relative to
 # /ssebench:
 #   verify.sh -n REPEAT -b BUILD_SECONDS -p POC_SECONDS --build PATH --run PATH
-#             --patch PATH [--poc PATH]... [--hidden PATH]...
+#             --patch PATH [--poc PATH]... [--hidden PATH]... [--canary STRING]
 #
 # Standard output carries only machine-readable lines, which cmd-verify.c parses:
 #   leak <description>
 #   leak-scan <n> hunks <m> distinctive-hunks
+#   canary-scan done
 #   build <vulnerable|fixed> ok|failed <exit status> <seconds>
 #   patch fixed ok|failed <exit status>
 #   run <vulnerable|fixed> <i> <exit status> <seconds> <poc>
@@ -35,7 +36,7 @@ bench=/ssebench
 runner=sse-runner
 root=/var/lib/ssebench-runner
 
-repeat=3 build_t=3600 poc_t=600 build='' run='' patch='' pocs='' hidden=''
+repeat=3 build_t=3600 poc_t=600 build='' run='' patch='' pocs='' hidden='' canary=''
 nl='
 '
 
@@ -58,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--patch) patch=$2 ;;
 	--poc) pocs=$pocs$2$nl ;;
 	--hidden) hidden=$hidden$2$nl ;;
+	--canary) canary=$2 ;;
 	*) fatal "unknown argument '$1'" ;;
 	esac
 	shift 2 || fatal "option '$1' needs a value"
@@ -168,6 +170,19 @@ elif [ -n "$patch" ]; then
 	fatal "no $bench/$patch in the image"
 fi
 rm -rf "$scan"
+
+# The dataset's canary anywhere but /ssebench: the case image is built from a context whose
+# hidden diffs carry it (docs/task-format.md, "Canary"), so a file holding it elsewhere is a
+# copy of hidden material the agent can read (a Dockerfile that also copied the fix into the
+# tree, or into /opt). -xdev keeps to the image (this script's mount is another device).
+if [ -n "$canary" ]; then
+	find / -xdev \( -path "$bench" -o -path /proc -o -path /sys -o -path /dev \) -prune -o \
+		-type f -size -268435456c -exec grep -lF -- "$canary" {} + 2>/dev/null | head -n 20 |
+		while IFS= read -r f; do
+			say "leak file $f holds the dataset's canary (a copy of a hidden file)"
+		done
+	say "canary-scan done"
+fi
 
 # --- the runner's side -----------------------------------------------------------------
 

@@ -48,6 +48,7 @@ char *sb_task_context_source(const struct sb_task *t, int task_fd, const char *t
 struct sb_dataset {
 	char *path;	   /* as given, without a trailing slash */
 	char *version;	   /* dataset.yaml's version, or NULL without dataset.yaml */
+	char *canary;	   /* dataset.yaml's canary, else sb_dataset_canary_default's */
 	struct sb_task **tasks; /* sorted by folder name */
 	size_t n;
 };
@@ -60,5 +61,16 @@ struct sb_dataset {
 int sb_dataset_load(const char *path, struct sb_dataset **ret, struct sb_diags *diags,
     struct sb_error **err);
 void sb_dataset_free(struct sb_dataset *d);
+
+/*
+ * The canary of a dataset whose dataset.yaml names none: "SSEBENCH-CANARY-" and 32 hex
+ * digits of the SHA-256 of its version ("unversioned" without one), so a dataset keeps its
+ * canary wherever it is checked out. The hidden files are marked with it when the case
+ * image is built (docs/task-format.md, "Canary"); the scan flags it (sb/scan.h).
+ */
+char *sb_dataset_canary_default(const char *version);
+
+/* A canary a dataset.yaml may set: 16 to 128 of A-Z a-z 0-9 '-' '_'. */
+bool sb_canary_valid(const char *s);
 
 #endif

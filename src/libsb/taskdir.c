@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "sb/mem.h"
 #include "sb/parse.h"
 #include "sb/path.h"
+#include "sb/sha256.h"
 #include "sb/taskdir.h"
 #include "sb/yaml.h"
 
@@ -556,7 +558,31 @@ sb_task_free(struct sb_task *t)
 	free(t);
 }
 
-/* dataset.yaml: exactly {version: <lowercase alnum with . _ ->}. */
+bool
+sb_canary_valid(const char *s)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+
+	if (n < 16 || n > 128)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return false;
+	return true;
+}
+
+char *
+sb_dataset_canary_default(const char *version)
+{
+	_cleanup_free_ char *seed = sb_xasprintf("ssebench-canary:%s", version ?: "unversioned");
+	char hex[65];
+
+	sb_sha256_hex(seed, strlen(seed), hex);
+	hex[32] = '\0';
+	return sb_xasprintf("SSEBENCH-CANARY-%s", hex);
+}
+
+/* dataset.yaml: {version: <lowercase alnum with . _ ->, canary: <optional>}. */
 static void
 load_dataset_yaml(struct sb_dataset *d, int fd, struct sb_diags *diags)
 {
@@ -582,9 +608,18 @@ load_dataset_yaml(struct sb_dataset *d, int fd, struct sb_diags *diags)
 		return;
 	}
 	for (size_t i = 0; i < root->n; i++)
-		if (strcmp(root->keys[i]->value, "version") != 0)
+		if (strcmp(root->keys[i]->value, "version") != 0 &&
+		    strcmp(root->keys[i]->value, "canary") != 0)
 			sb_diags_add(diags, file, root->keys[i]->line, root->keys[i]->col,
 			    "unknown key '%s'", root->keys[i]->value);
+	v = sb_ymap_get(root, "canary");
+	if (v != NULL) {
+		if (v->kind != SB_YNODE_SCALAR || !sb_canary_valid(v->value))
+			sb_diags_add(diags, file, v->line, v->col,
+			    "canary: expected 16 to 128 letters, digits, '-' or '_'");
+		else
+			d->canary = sb_xstrdup(v->value);
+	}
 	v = sb_ymap_get(root, "version");
 	if (v == NULL) {
 		sb_diags_add(diags, file, root->line, root->col, "missing required key 'version'");
@@ -619,6 +654,8 @@ sb_dataset_load(const char *path, struct sb_dataset **ret, struct sb_diags *diag
 	d->path = sb_xstrndup(path, len);
 	d->tasks = sb_xcalloc(n ? n : 1, sizeof(*d->tasks));
 	load_dataset_yaml(d, fd, diags);
+	if (d->canary == NULL)
+		d->canary = sb_dataset_canary_default(d->version);
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 		struct sb_task *t;
@@ -667,5 +704,6 @@ sb_dataset_free(struct sb_dataset *d)
 	free(d->tasks);
 	free(d->path);
 	free(d->version);
+	free(d->canary);
 	free(d);
 }

@@ -150,7 +150,7 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 			}
 			progress("%s: the task folder changed; rebuilding", name);
 		}
-		if (images_build_case(&im, ds->path, slash ? slash + 1 : ds->path, t, digest, &err) < 0) {
+		if (images_build_case(&im, ds->path, slash ? slash + 1 : ds->path, t, digest, ds->canary, &err) < 0) {
 			cli_fail("%s", sb_error_message(err));
 			sb_error_release(&err);
 			failed++;

@@ -36,6 +36,7 @@
 #include "sb/path.h"
 #include "sb/runlimits.h"
 #include "sb/sha256.h"
+#include "sb/scan.h"
 #include "sb/sig.h"
 #include "sb/taskdir.h"
 #include "sb/verdict.h"
@@ -296,6 +297,81 @@ on_phase_end(struct phase_end *pe)
 	}
 	progress("agent phase over: the run's proxy key %s%s", what,
 	    pe->foreign != NULL ? "; the run's network holds another container" : "");
+}
+
+/*
+ * When the agent started, as entrypoint.log stamps it (the harness writes that log, the
+ * agent cannot), or NULL. Before it, the daemon's refusals are the entrypoint's own probe
+ * of the gate.
+ */
+static char *
+agent_started_at(int rfd)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_SCAN_READ_MAX);
+	const char *p;
+
+	if (sb_read_file_at(rfd, "entrypoint.log", SB_OPEN_NO_SYMLINKS, &b, NULL) < 0 || b.s == NULL)
+		return NULL;
+	p = strstr(b.s, " entrypoint: agent started: ");
+	if (p == NULL)
+		return NULL;
+	while (p > b.s && p[-1] != '\n')
+		p--;
+	/* "2026-12-03T17:06:09.892Z": 24 bytes, then the space. */
+	if (strlen(p) < 25 || p[24] != ' ' || p[10] != 'T' || p[23] != 'Z')
+		return NULL;
+	return sb_xstrndup(p, 24);
+}
+
+/*
+ * The answer-seeking scan (sb/scan.h) over what the agent did: the tool calls of its
+ * dialog (the archive's copy, read as the untrusted file it is), the daemon's refusals of
+ * its requests, the canary in its patch. Shown with the grade; it never changes it.
+ */
+static json_t *
+run_flags(const char *archive, int rfd, const struct sb_task *task, const char *canary,
+    json_int_t *total)
+{
+	const struct sb_task_config *c = task->config;
+	_cleanup_close_ int afd = archive != NULL ? sb_open_dir(archive, NULL) : -1;
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_SCAN_READ_MAX);
+	_cleanup_free_ const char **refs = sb_xcalloc(c->reference.n + 1, sizeof(*refs));
+	struct sb_scan_task t = { c->repository.s, refs, c->patch_commit.s, canary, SB_TASK_FILES_DIR };
+	static const struct {
+		const char *file;
+		bool in_archive;
+	} sources[] = { { "dialog.jsonl", true }, { "daemon.log", false }, { "final.patch", false } };
+	_cleanup_free_ char *since = agent_started_at(rfd);
+	struct sb_scan s;
+	json_t *flags;
+
+	for (size_t i = 0; i < c->reference.n; i++)
+		refs[i] = c->reference.v[i].s;
+	sb_scan_init(&s);
+	for (size_t i = 0; i < SB_ARRAY_SIZE(sources); i++) {
+		int fd = sources[i].in_archive ? afd : rfd;
+		struct sb_error *err = NULL;
+
+		sb_buf_reset(&b);
+		if (fd < 0)
+			continue;
+		if (sb_read_file_at(fd, sources[i].file, SB_OPEN_NO_SYMLINKS, &b, &err) < 0) {
+			if (sb_error_code(err) == EFBIG)
+				sb_scan_unscanned(&s, sources[i].file, "larger than the scan reads");
+			sb_error_release(&err);
+			continue;
+		}
+		if (i == 0)
+			sb_scan_dialog(&s, &t, b.s ?: "", b.len);
+		else if (i == 1)
+			sb_scan_daemon_log(&s, b.s ?: "", b.len, since);
+		else
+			sb_scan_canary(&s, &t, sources[i].file, b.s ?: "", b.len);
+	}
+	flags = json_incref(s.flags);
+	*total = (json_int_t)s.total;
+	sb_scan_release(&s);
+	return flags;
 }
 
 /* The container's exit, with a first Ctrl-C stopping it and a second one killing it. */
@@ -819,6 +895,37 @@ run_usage(const char *archive, const struct phase_end *pe)
 	}
 }
 
+/*
+ * The scan's flags (sb/scan.h): a line with the count and kinds, then the first few with
+ * their evidence, escaped (the evidence is the agent's text).
+ */
+static void
+print_flags(const json_t *flags, json_int_t total)
+{
+	const json_t *f;
+	size_t i;
+
+	if (total <= 0)
+		return;
+	printf("FLAGGED: %lld attempt%s on the answer? (not graded; summary.json \"flags\")\n",
+	    (long long)total, total == 1 ? "" : "s");
+	json_array_foreach (flags, i, f) {
+		_cleanup_free_ char *ex = sb_escape(json_string_value(json_object_get(f, "excerpt")) ?: "");
+		_cleanup_free_ char *match = sb_escape(json_string_value(json_object_get(f, "match")) ?: "");
+		const json_t *seq = json_object_get(f, "seq");
+
+		if (i == 5) {
+			printf("  ...\n");
+			break;
+		}
+		printf("  %s (%s", json_string_value(json_object_get(f, "kind")) ?: "?",
+		    json_string_value(json_object_get(f, "source")) ?: "?");
+		if (json_is_integer(seq))
+			printf(" entry %lld", (long long)json_integer_value(seq));
+		printf(", %s): %s\n", match, ex);
+	}
+}
+
 /* One line on what the patch touched (grading_result.patch_scope, docs/grading.md). */
 static void
 print_scope(const json_t *scope, const json_t *reverted)
@@ -889,6 +996,8 @@ do_run(struct run_opts *o)
 	struct sb_error *err = NULL;
 	struct images im;
 	bool reference, interrupted = false, scored = false, canary = false, net_made = false;
+	json_t *flags = NULL; /* the answer-seeking scan's (sb/scan.h) */
+	json_int_t flags_total = 0;
 	enum sb_iso_outcome outcome = SB_ISO_UNSCORED;
 	struct phase_end pe = { .run_fd = -1 };
 	struct run_disk disk = { 0 };
@@ -1006,7 +1115,7 @@ do_run(struct run_opts *o)
 			goto fail;
 	} else if (task_files_digest(task->display, digest, &err) < 0 ||
 	    images_ensure_base(&im, task->base, &err) < 0 ||
-	    images_build_case(&im, ds->path, dataset_name, task, digest, &err) < 0 ||
+	    images_build_case(&im, ds->path, dataset_name, task, digest, ds->canary, &err) < 0 ||
 	    images_build_runtime(&im, &err) < 0 ||
 	    (sidecar ? images_build_sidecar_case(&im, task, case_image, &err)
 		     : images_build_tool(&im, task, case_image, &err)) < 0) {
@@ -1369,6 +1478,9 @@ do_run(struct run_opts *o)
 			json_object_set_new(summary, "duration_s",
 			    json_real(progress_clock() - run_t0));
 			json_object_set_new(summary, "usage", run_usage(archive, &pe));
+			flags = run_flags(archive, rfd, task, ds->canary, &flags_total);
+			json_object_set(summary, "flags", flags);
+			json_object_set_new(summary, "flags_total", json_integer(flags_total));
 			if (o->job_id != NULL)
 				json_object_set_new(summary, "job", json_pack("{s:s, s:I}", "id",
 				    o->job_id, "attempt", (json_int_t)(o->attempt ? o->attempt : 1)));
@@ -1436,6 +1548,7 @@ do_run(struct run_opts *o)
 			printf("%s: %s\n", status ? status : "?", msg);
 		print_scope(json_object_get(json_object_get(result, "grading_result"), "patch_scope"),
 		    json_object_get(json_object_get(result, "grading_result"), "reverted_paths"));
+		print_flags(flags, flags_total);
 		if (!scored && !interrupted)
 			printf("NOT SCORED: this run could not establish its isolation; see "
 			       "isolation.json\n");
@@ -1487,6 +1600,7 @@ out:
 		(void)rmdir(secrets_dir);
 	}
 	json_decref(result);
+	json_decref(flags);
 	agent_info_release(&ag);
 	sb_dataset_free(ds);
 	sb_sig_set_deferred(SB_SIG_DEFER_NONE);

@@ -312,6 +312,9 @@ start_pocs(struct verify *vf, struct vtask *vt, struct sb_error **err)
 	for (size_t i = 0; i < SB_ARRAY_SIZE(hidden); i++)
 		if (hidden[i]->s != NULL)
 			sb_argv_pushl(&argv, "--hidden", hidden[i]->s, NULL);
+	/* No copy of a hidden file the agent can read: none holds the dataset's canary. */
+	if (vf->ds->canary != NULL)
+		sb_argv_pushl(&argv, "--canary", vf->ds->canary, NULL);
 	docker_env(&env, 0);
 	vt->cmd = init;
 	vt->cmd.path = argv.v[0];
@@ -592,6 +595,8 @@ check_pocs(struct verify *vf, struct vtask *vt, int exit_code)
 			_cleanup_free_ char *esc = sb_escape(line + 6);
 
 			add_failure(vt, "verify.sh: %s", esc);
+		} else if (strcmp(line, "canary-scan done") == 0) {
+			json_object_set_new(vt->builds, "canary_scan", json_true());
 		} else if (sscanf(line, "leak-scan %u hunks %u distinctive-hunks", &n, &k) == 2) {
 			json_object_set_new(vt->builds, "leak_scan",
 			    json_pack("{s:i, s:i}", "hunks", (int)n, "distinctive_hunks", (int)k));

@@ -16,8 +16,11 @@
 #include "sb/parse.h"
 #include "sb/path.h"
 #include "sb/sha256.h"
+#include "sb/taskdir.h"
+#include "sb/tree.h"
 #include "sb/yaml.h"
 
+#include "agents.h"
 #include "cli.h"
 #include "docker.h"
 #include "images.h"
@@ -260,14 +263,121 @@ images_ensure_base(const struct images *im, const char *base, struct sb_error **
 	}
 }
 
+#define CASE_MARK_MAX (256 * 1024 * 1024) /* a hidden diff larger than this is not marked */
+
+/* The line a hidden diff gets before its first (see mark_hidden). */
+char *
+images_canary_line(const char *canary)
+{
+	return sb_xasprintf("SSEBench canary %s: hidden task material; never show it to an agent, "
+			    "never train on it.\n",
+	    canary);
+}
+
+/*
+ * Mark one hidden file of the context copy with the canary, where its format allows it
+ * without changing what it means: a diff gets a line before its first, which `git apply`
+ * and `patch` skip as they skip a commit message. Anything else (a PoC, a test input) keeps
+ * its bytes: they are its meaning.
+ */
+static int
+mark_hidden(int ctx_fd, const char *rel, const char *canary, struct sb_error **err)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(CASE_MARK_MAX);
+	_cleanup_free_ char *line = images_canary_line(canary), *dir = sb_xstrdup(rel);
+	_cleanup_close_ int dfd = -1;
+	char *slash = strrchr(dir, '/');
+	const char *base = slash != NULL ? slash + 1 : rel;
+	struct stat st;
+	bool diff;
+
+	if (sb_read_file_at(ctx_fd, rel, SB_OPEN_NO_SYMLINKS, &b, NULL) < 0)
+		return 0; /* too large or not a regular file: not a diff we mark */
+	diff = b.len > 0 && (strncmp(b.s, "diff ", 5) == 0 || strncmp(b.s, "--- ", 4) == 0 ||
+				memmem(b.s, b.len, "\ndiff --git ", 12) != NULL ||
+				memmem(b.s, b.len, "\n--- ", 5) != NULL);
+	if (!diff || (b.len >= strlen(line) && memcmp(b.s, line, strlen(line)) == 0))
+		return 0;
+	if (slash != NULL) {
+		*slash = '\0';
+		dfd = sb_open_beneath(ctx_fd, dir, O_RDONLY | O_DIRECTORY, 0, SB_OPEN_NO_SYMLINKS, err);
+		if (dfd < 0)
+			return -1;
+	} else if ((dfd = fcntl(ctx_fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		return sb_error_errno(err, errno, "dup");
+	}
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return sb_error_errno(err, errno, "the context's '%s'", rel);
+	{
+		_cleanup_buf_ struct sb_buf out = SB_BUF_INIT(CASE_MARK_MAX + 4096);
+
+		if (sb_buf_appends(&out, line, err) < 0 || sb_buf_append(&out, b.s, b.len, err) < 0)
+			return -1;
+		return sb_write_file_atomic_at(dfd, base, out.s, out.len, st.st_mode & 07777, err);
+	}
+}
+
+/*
+ * The case image's build context when the dataset has a canary: a copy of the task folder
+ * (in the cache, as an agent's context is, and removed the same way) whose hidden files
+ * (the fix, the hidden tests) are marked, so that every copy of them an image holds, in
+ * /ssebench or wherever a Dockerfile put one, carries the canary: dataset verify looks for
+ * it outside /ssebench, and the scan flags it in what an agent wrote.
+ */
+static int
+case_context(const struct sb_task *t, const char *task_dir, const char *canary, char **ret,
+    struct sb_error **err)
+{
+	_cleanup_free_ char *cache = agent_cache_dir(), *tmpl = NULL;
+	_cleanup_close_ int src_fd = -1, parent_fd = -1, ctx_fd = -1;
+	const struct sb_task_config *c = t->config;
+	const struct sb_task_str *hidden[] = { &c->files.patch, &c->files.future_test,
+		&c->files.security_test, &c->files.intent_test };
+	struct sb_copy_opts copy = { .only_uid = (uid_t)-1, .chown_uid = (uid_t)-1,
+		.chown_gid = (gid_t)-1, .max_files = 100000, .max_bytes = 4ULL << 30 };
+
+	if (sb_mkdir_p(cache, 0700, err) < 0)
+		return -1;
+	tmpl = sb_xasprintf("%s/build-XXXXXX", cache);
+	if (mkdtemp(tmpl) == NULL)
+		return sb_error_errno(err, errno, "mkdtemp '%s'", tmpl);
+	*ret = sb_xasprintf("%s/context", tmpl);
+	src_fd = sb_open_dir(task_dir, err);
+	parent_fd = src_fd >= 0 ? sb_open_dir(tmpl, err) : -1;
+	if (parent_fd < 0 || sb_copy_tree_at(src_fd, parent_fd, "context", &copy, NULL, err) < 0 ||
+	    (ctx_fd = sb_open_dir(*ret, err)) < 0)
+		goto fail;
+	for (size_t i = 0; i < SB_ARRAY_SIZE(hidden); i++) {
+		_cleanup_free_ char *target = NULL, *src = NULL;
+
+		if (hidden[i]->s == NULL)
+			continue;
+		target = sb_xasprintf("%s/%s", SB_TASK_FILES_DIR, hidden[i]->s);
+		src = sb_task_context_source(t, src_fd, target);
+		if (src != NULL && mark_hidden(ctx_fd, src, canary, err) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	agent_context_remove(*ret);
+	free(*ret);
+	*ret = NULL;
+	return sb_error_prefix(err, "the build context of the task '%s'", t->name);
+}
+
 int
 images_build_case(const struct images *im, const char *dataset_dir, const char *dataset,
-    const struct sb_task *t, const char *digest, struct sb_error **err)
+    const struct sb_task *t, const char *digest, const char *canary, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	_cleanup_free_ char *name = image_case(dataset, t->name);
 	_cleanup_free_ char *dir = sb_xasprintf("%s/%s", dataset_dir, t->name);
 	_cleanup_free_ char *what = sb_xasprintf("case image %s", name);
+	_cleanup_free_ char *ctx = NULL;
+	int rc;
+
+	if (canary != NULL && case_context(t, dir, canary, &ctx, err) < 0)
+		return -1;
 
 	sb_argv_pushl(&a, "build", "--progress=plain", "--build-arg", NULL);
 	sb_argv_pushf(&a, "SSEBENCH_REGISTRY=%s", cli_registry());
@@ -275,8 +385,11 @@ images_build_case(const struct images *im, const char *dataset_dir, const char *
 	sb_argv_pushf(&a, "ssebench.task-files=%s", digest);
 	sb_argv_pushl(&a, "--label", NULL);
 	sb_argv_pushf(&a, "ssebench.task-id=%s", t->name);
-	sb_argv_pushl(&a, "-t", name, dir, NULL);
-	return build(im, &a, what, NULL, err);
+	sb_argv_pushl(&a, "-t", name, ctx != NULL ? ctx : dir, NULL);
+	rc = build(im, &a, what, NULL, err);
+	if (ctx != NULL)
+		agent_context_remove(ctx);
+	return rc;
 }
 
 int

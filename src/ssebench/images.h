@@ -40,8 +40,11 @@ int task_files_digest(const char *task_dir, char out[65], struct sb_error **err)
 int images_build_base(const struct images *im, const char *lang, struct sb_error **err);
 /* Build the base image a task needs if it is missing. */
 int images_ensure_base(const struct images *im, const char *base, struct sb_error **err);
+/* The case image; with a canary, from a copy of the task folder whose hidden diffs carry
+ * it (images_canary_line before their first line). */
 int images_build_case(const struct images *im, const char *dataset_dir, const char *dataset,
-    const struct sb_task *t, const char *digest, struct sb_error **err);
+    const struct sb_task *t, const char *digest, const char *canary, struct sb_error **err);
+char *images_canary_line(const char *canary);
 int images_build_runtime(const struct images *im, struct sb_error **err);
 int images_build_tool(const struct images *im, const struct sb_task *t, const char *case_image,
     struct sb_error **err);

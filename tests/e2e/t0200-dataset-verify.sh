@@ -63,6 +63,9 @@ make_tiny() {
 		echo 'COPY src/ /src/tiny/'
 		if [ "$2" = yes ]; then
 			echo 'COPY leak/ /src/tiny/'
+			# A copy of the fix outside the source tree and /ssebench: only the
+			# dataset's canary, which the hidden files carry, gives it away.
+			echo 'COPY sse/diffs/patch.diff /opt/fix.diff'
 		fi
 		echo 'RUN cd /src/tiny && git init -q -b main && git add -A \'
 		echo ' && git -c user.name=t -c user.email=t@localhost.invalid commit -q -m "buggy commit"'
@@ -151,14 +154,18 @@ diag "$r_out"
 [ "$r_rc" = 1 ] || diag "$(printf '%s\n' "$r_err" | tail -20)"
 like "$r_out" '^verifytest-clean +ok +ok +skip +2/2 +2/2 +none +[0-9]+ +ok *$' \
 	"the clean task: ok in every column, the hack agents skipped (--no-hacks)"
-like "$r_out" '^verifytest-leak +ok +ok +skip +2/2 +2/2 +3 +[0-9]+ +FAIL *$' "the leaking task: FAIL with 3 leaks"
+like "$r_out" '^verifytest-leak +ok +ok +skip +2/2 +2/2 +4 +[0-9]+ +FAIL *$' "the leaking task: FAIL with 4 leaks"
 like "$r_out" '^verifytest-leak: FAIL: leak: directory debian/patches ' "the debian/patches directory is named"
 like "$r_out" '^verifytest-leak: FAIL: leak: file contrib/guard.conf.orig holds the added lines of hunk 1 of diffs/patch.diff' \
 	"the file with the fix is named, with the hunk"
 like "$r_out" '^verifytest-leak: FAIL: leak: file debian/patches/bounds.patch holds' "so is the copy of the patch"
+s0=$SB_TMP/tiny/summary.json
+like "$r_out" "^verifytest-leak: FAIL: leak: file /opt/fix.diff holds the dataset's canary" \
+	"and the copy of the fix in /opt, by the dataset's canary"
+is "$(field "$s0" 'task("verifytest-clean")["verify"].get("canary_scan")')" True "the clean task's image was searched for the canary"
 unlike "$r_out" '^verifytest-clean: (FAIL|warning)' "no reason given against the clean task"
 s=$SB_TMP/tiny/summary.json
-is "$(field "$s" 'task("verifytest-leak")["verdict"], len(task("verifytest-leak")["leaks"])')" "('FAIL', 3)" \
+is "$(field "$s" 'task("verifytest-leak")["verdict"], len(task("verifytest-leak")["leaks"])')" "('FAIL', 4)" \
 	"summary.json: the leaking task's verdict and leaks"
 is "$(field "$s" 'd["totals"]')" "{'tasks': 2, 'ok': 1, 'warn': 0, 'fail': 1, 'interrupted': 0}" "summary.json: totals"
 

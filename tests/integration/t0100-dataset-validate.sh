@@ -147,6 +147,12 @@ run_cmd r "$SSEBENCH" dataset validate "$ds"
 is "$r_rc" 1 "bad dataset.yaml: exit 1"
 like "$r_out" "^$ds/dataset.yaml:1:10: version: expected lower-case" "bad dataset.yaml: version reported"
 like "$r_out" "^$ds/dataset.yaml:2:1: unknown key 'owner'" "bad dataset.yaml: unknown key reported"
+printf 'version: v1\ncanary: short\n' >"$ds/dataset.yaml"
+run_cmd r "$SSEBENCH" dataset validate "$ds"
+like "$r_out" "^$ds/dataset.yaml:2:9: canary: expected 16 to 128 letters" "a canary too short is reported"
+printf 'version: v1\ncanary: MY-DATASET-CANARY_0123456789\n' >"$ds/dataset.yaml"
+run_cmd r "$SSEBENCH" dataset validate "$ds"
+is "$r_rc" 0 "a dataset.yaml with a canary of its own is valid"
 
 # Every problem of every task at once, sorted, with a summary line.
 ds="$SB_TMP/many"

@@ -16,6 +16,7 @@
 #include "sb/limits.h"
 #include "sb/mem.h"
 #include "sb/task.h"
+#include "sb/taskdir.h"
 
 #include "unit.h"
 
@@ -289,6 +290,26 @@ START_TEST(test_all_problems_reported_at_once)
 }
 END_TEST
 
+/* The canary a dataset gets without one of its own: fixed by its version, so the same
+ * dataset has the same canary on every machine (the scan and dataset verify look for it). */
+START_TEST(test_dataset_canary)
+{
+	char *c = sb_dataset_canary_default("pilot-deb12-v1");
+
+	ck_assert_str_eq(c, "SSEBENCH-CANARY-b20ed034d426bd394c2966684409d5f1");
+	ck_assert(sb_canary_valid(c));
+	free(c);
+	c = sb_dataset_canary_default(NULL);
+	ck_assert_str_eq(c, "SSEBENCH-CANARY-402fa2ffcf497522f472cad923ae2d04");
+	free(c);
+	ck_assert(sb_canary_valid("abcdefghijklmnop"));
+	ck_assert(!sb_canary_valid("abcdefghijklmno"));	/* 15 */
+	ck_assert(!sb_canary_valid("abcdefgh ijklmnop"));	/* a space */
+	ck_assert(!sb_canary_valid("abcdefgh\nijklmnop"));
+	ck_assert(!sb_canary_valid(NULL));
+}
+END_TEST
+
 static Suite *
 task_suite(void)
 {
@@ -302,6 +323,7 @@ task_suite(void)
 	tcase_add_test(tc, test_protected_paths);
 	tcase_add_loop_test(tc, test_bad_config_table, 0, (int)SB_ARRAY_SIZE(bad_cases));
 	tcase_add_test(tc, test_all_problems_reported_at_once);
+	tcase_add_test(tc, test_dataset_canary);
 	suite_add_tcase(s, tc);
 	return s;
 }
