@@ -146,6 +146,27 @@ dispatch(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
 	fr.peer_root = lc->kind == LISTEN_ADMIN && peer_is_root(conn);
 	front_decide(c->token, &fr, &d);
 	if (d.error != NULL) {
+		/*
+		 * A request the front refuses on an agent-facing listener (the reference patch, an
+		 * admin endpoint, a bad token) is evidence for the answer-seeking scan, as the
+		 * helper's refusals are (sb/scan.h): logged in the helper's form, the first 100
+		 * and then one in a thousand (the agent can ask as fast as it likes). The path is
+		 * the agent's text: escaped and cut.
+		 */
+		if (lc->kind != LISTEN_ADMIN && (d.status == MHD_HTTP_FORBIDDEN ||
+						    d.status == MHD_HTTP_UNAUTHORIZED)) {
+			static uint64_t refused;
+			uint64_t n = __atomic_add_fetch(&refused, 1, __ATOMIC_RELAXED);
+
+			if (n <= 100 || n % 1000 == 0) {
+				_cleanup_free_ char *cut = sb_xstrndup(url, 200);
+				_cleanup_free_ char *mcut = sb_xstrndup(method, 16);
+				_cleanup_free_ char *path = sb_escape(cut), *verb = sb_escape(mcut);
+
+				sb_log(SB_LOG_INFO, "agent %s %s: %u %s (refusal %llu, front)", verb,
+				    path, d.status, d.error, (unsigned long long)n);
+			}
+		}
 		if (d.status == MHD_HTTP_METHOD_NOT_ALLOWED) {
 			const char *msg = "{\"error\":\"method not allowed\"}";
 

@@ -22,7 +22,7 @@
 # Standard output carries only machine-readable lines, which cmd-verify.c parses:
 #   leak <description>
 #   leak-scan <n> hunks <m> distinctive-hunks
-#   canary-scan done
+#   canary-scan done marked <n>    n: hidden files that carry the canary
 #   build <vulnerable|fixed> ok|failed <exit status> <seconds>
 #   patch fixed ok|failed <exit status>
 #   run <vulnerable|fixed> <i> <exit status> <seconds> <poc>
@@ -176,12 +176,18 @@ rm -rf "$scan"
 # copy of hidden material the agent can read (a Dockerfile that also copied the fix into the
 # tree, or into /opt). -xdev keeps to the image (this script's mount is another device).
 if [ -n "$canary" ]; then
+	# How many of the hidden files carry it: none means the case image predates the
+	# canary, or its diffs are not ones the build marks (cmd-verify warns).
+	marked=0
+	for h in $patch $hidden; do
+		[ -f "$bench/$h" ] && grep -qF -- "$canary" "$bench/$h" && marked=$((marked + 1))
+	done
 	find / -xdev \( -path "$bench" -o -path /proc -o -path /sys -o -path /dev \) -prune -o \
 		-type f -size -268435456c -exec grep -lF -- "$canary" {} + 2>/dev/null | head -n 20 |
 		while IFS= read -r f; do
 			say "leak file $f holds the dataset's canary (a copy of a hidden file)"
 		done
-	say "canary-scan done"
+	say "canary-scan done marked $marked"
 fi
 
 # --- the runner's side -----------------------------------------------------------------

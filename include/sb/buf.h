@@ -54,6 +54,14 @@ size_t sb_buf_append_capped(struct sb_buf *b, const void *data, size_t n);
  */
 int sb_buf_append_escaped(struct sb_buf *b, const char *s, size_t n, struct sb_error **err);
 
+/*
+ * Length of the UTF-8 sequence at p (at most n bytes, n > 0) if it is valid and prints as
+ * text: 0 for a broken, overlong or surrogate sequence, a code point past U+10FFFF, and for
+ * the C1 controls U+0080..U+009F (terminal escapes on some terminals). ASCII bytes are 1,
+ * controls included: the caller decides about those.
+ */
+size_t sb_utf8_seq_len(const unsigned char *p, size_t n);
+
 /* Drop trailing whitespace. */
 void sb_buf_rtrim(struct sb_buf *b);
 

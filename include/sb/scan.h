@@ -20,7 +20,7 @@
 
 #define SB_SCAN_FLAGS_MAX  64	/* flags kept; the count goes on */
 #define SB_SCAN_EXCERPT	   160	/* bytes of evidence around a hit */
-#define SB_SCAN_MIN_COMMIT 10	/* hex digits of the fix's commit that count as naming it */
+#define SB_SCAN_MIN_COMMIT 7	/* hex digits of the fix's commit that name it (as git takes them) */
 #define SB_SCAN_READ_MAX   (64 * 1024 * 1024) /* bytes of dialog.jsonl or daemon.log read */
 
 /* What is looked for, from the task (strings may be NULL; lists NULL-terminated). */
@@ -32,30 +32,43 @@ struct sb_scan_task {
 	const char *hidden_dir;		    /* where the hidden files are: "/ssebench" */
 };
 
-/* The flags found so far: an array of {kind, source, seq, match, excerpt}, and a count. */
+/*
+ * The flags found so far: an array of {kind, source, seq, match, excerpt}, at most 8 of a
+ * kind (cheap flags of one kind cannot push out another), a count per kind, and the total.
+ * One dialog entry counts once per kind.
+ */
 struct sb_scan {
 	json_t *flags;
+	json_t *counts; /* {kind: n} */
 	unsigned long total;
+	long long last_seq[8];	   /* per kind: the entry last counted, plus one (0: none) */
+	const char *last_source[8];
 };
 
 void sb_scan_init(struct sb_scan *s);
 void sb_scan_release(struct sb_scan *s);
 
 /*
- * dialog.jsonl (len bytes at text): every tool call's arguments (each string in "args" of a
- * tool entry, and the tool's name) against every rule, and every entry's strings against the
- * canary. A line that is not a JSON object is skipped.
+ * dialog.jsonl (len bytes at text): each tool call's arguments by field (a shell command gets
+ * every rule, a path or URL the path rules, other text none), the tool's name (a web tool),
+ * and every line, parsed or not, against the canary. A line naming a tool that does not
+ * parse, or arguments too deep or too many, are flagged "unscanned".
  */
 void sb_scan_dialog(struct sb_scan *s, const struct sb_scan_task *t, const char *text,
     size_t len);
 
 /*
- * daemon.log: the requests the daemon refused on the agent's channel ("refused"), from the
- * line stamped `since` on (an ISO 8601 time as the logs write it: the agent's start, so that
- * the entrypoint's own probe of the gate, which is refused by design, does not count; NULL:
- * every line). A line without a time counts.
+ * daemon.log: the requests the daemon refused on the agent's channel ("refused"), stamped
+ * from `since` to `until` (ISO 8601 times as the logs write them: the agent's start and the
+ * end of its phase, so that the entrypoint's own probes of the gate, refused by design before
+ * and after the agent, do not count; NULL: no bound). A line without a time counts.
  */
-void sb_scan_daemon_log(struct sb_scan *s, const char *text, size_t len, const char *since);
+void sb_scan_daemon_log(struct sb_scan *s, const char *text, size_t len, const char *since,
+    const char *until);
+
+/* A path or a URL (a tool's file_path, url, ...): the path rules only. */
+void sb_scan_path(struct sb_scan *s, const struct sb_scan_task *t, const char *source,
+    long long seq, const char *path, size_t len);
 
 /* A text that could not be scanned (too large): a flag of kind "unscanned" saying why, as
  * an agent could hide its commands in a record too large to read. */
@@ -66,8 +79,8 @@ void sb_scan_canary(struct sb_scan *s, const struct sb_scan_task *t, const char 
     const char *text, size_t len);
 
 /*
- * One command or argument string against the rules (for tests and the fuzzer): each kind it
- * matches is added once, with the given source and seq.
+ * One shell command against every rule (for tests and the fuzzer): each kind it matches is
+ * added once, with the given source and seq.
  */
 void sb_scan_command(struct sb_scan *s, const struct sb_scan_task *t, const char *source,
     long long seq, const char *cmd, size_t len);

@@ -125,9 +125,8 @@ sb_buf_append_capped(struct sb_buf *b, const void *data, size_t n)
 	return n - take;
 }
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if it is not valid. */
-static size_t
-utf8_seq_len(const unsigned char *p, size_t n)
+size_t
+sb_utf8_seq_len(const unsigned char *p, size_t n)
 {
 	size_t len, i;
 	uint32_t cp;
@@ -177,10 +176,10 @@ sb_buf_append_escaped(struct sb_buf *b, const char *s, size_t n, struct sb_error
 			r = sb_buf_append(b, "\\t", 2, err);
 		else if (c == '\r')
 			r = sb_buf_append(b, "\\r", 2, err);
-		else if (c < 0x20 || c == 0x7f || (c >= 0x80 && utf8_seq_len(p + i, n - i) == 0))
+		else if (c < 0x20 || c == 0x7f || (c >= 0x80 && sb_utf8_seq_len(p + i, n - i) == 0))
 			r = sb_buf_appendf(b, err, "\\x%02x", c);
 		else {
-			len = utf8_seq_len(p + i, n - i);
+			len = sb_utf8_seq_len(p + i, n - i);
 			r = sb_buf_append(b, p + i, len, err);
 			if (r < 0)
 				return r;

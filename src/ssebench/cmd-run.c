@@ -300,19 +300,24 @@ on_phase_end(struct phase_end *pe)
 }
 
 /*
- * When the agent started, as entrypoint.log stamps it (the harness writes that log, the
- * agent cannot), or NULL. Before it, the daemon's refusals are the entrypoint's own probe
- * of the gate.
+ * When entrypoint.log (the harness writes it, the agent cannot) first says `what`, or NULL:
+ * the agent's start and the end of its phase bound the daemon's refusals that are the
+ * agent's; the entrypoint's own probes of the gate are refused by design before and after.
  */
 static char *
-agent_started_at(int rfd)
+log_stamp(int rfd, const char *what)
 {
+	/* In sidecar mode the task container's entrypoint (task-entrypoint.log) tells the
+	 * daemon that the agent phase is over; the agent container's starts the agent. */
+	static const char *const logs[] = { "entrypoint.log", "task-entrypoint.log" };
 	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_SCAN_READ_MAX);
-	const char *p;
+	const char *p = NULL;
 
-	if (sb_read_file_at(rfd, "entrypoint.log", SB_OPEN_NO_SYMLINKS, &b, NULL) < 0 || b.s == NULL)
-		return NULL;
-	p = strstr(b.s, " entrypoint: agent started: ");
+	for (size_t i = 0; i < SB_ARRAY_SIZE(logs) && p == NULL; i++) {
+		sb_buf_reset(&b);
+		if (sb_read_file_at(rfd, logs[i], SB_OPEN_NO_SYMLINKS, &b, NULL) == 0 && b.s != NULL)
+			p = strstr(b.s, what);
+	}
 	if (p == NULL)
 		return NULL;
 	while (p > b.s && p[-1] != '\n')
@@ -330,7 +335,7 @@ agent_started_at(int rfd)
  */
 static json_t *
 run_flags(const char *archive, int rfd, const struct sb_task *task, const char *canary,
-    json_int_t *total)
+    json_int_t *total, json_t **counts)
 {
 	const struct sb_task_config *c = task->config;
 	_cleanup_close_ int afd = archive != NULL ? sb_open_dir(archive, NULL) : -1;
@@ -341,7 +346,8 @@ run_flags(const char *archive, int rfd, const struct sb_task *task, const char *
 		const char *file;
 		bool in_archive;
 	} sources[] = { { "dialog.jsonl", true }, { "daemon.log", false }, { "final.patch", false } };
-	_cleanup_free_ char *since = agent_started_at(rfd);
+	_cleanup_free_ char *since = log_stamp(rfd, ": agent started: ");
+	_cleanup_free_ char *until = log_stamp(rfd, ": daemon told that the agent phase is over");
 	struct sb_scan s;
 	json_t *flags;
 
@@ -356,19 +362,24 @@ run_flags(const char *archive, int rfd, const struct sb_task *task, const char *
 		if (fd < 0)
 			continue;
 		if (sb_read_file_at(fd, sources[i].file, SB_OPEN_NO_SYMLINKS, &b, &err) < 0) {
+			/* Too large, a link, a FIFO: the agent's record could hide commands so. No
+			 * dialog at all is an agent that keeps none (dummy, a script). */
 			if (sb_error_code(err) == EFBIG)
 				sb_scan_unscanned(&s, sources[i].file, "larger than the scan reads");
+			else if (sources[i].in_archive && sb_error_code(err) != ENOENT)
+				sb_scan_unscanned(&s, sources[i].file, "not a regular file, or unreadable");
 			sb_error_release(&err);
 			continue;
 		}
 		if (i == 0)
 			sb_scan_dialog(&s, &t, b.s ?: "", b.len);
 		else if (i == 1)
-			sb_scan_daemon_log(&s, b.s ?: "", b.len, since);
+			sb_scan_daemon_log(&s, b.s ?: "", b.len, since, until);
 		else
 			sb_scan_canary(&s, &t, sources[i].file, b.s ?: "", b.len);
 	}
 	flags = json_incref(s.flags);
+	*counts = json_incref(s.counts);
 	*total = (json_int_t)s.total;
 	sb_scan_release(&s);
 	return flags;
@@ -895,37 +906,6 @@ run_usage(const char *archive, const struct phase_end *pe)
 	}
 }
 
-/*
- * The scan's flags (sb/scan.h): a line with the count and kinds, then the first few with
- * their evidence, escaped (the evidence is the agent's text).
- */
-static void
-print_flags(const json_t *flags, json_int_t total)
-{
-	const json_t *f;
-	size_t i;
-
-	if (total <= 0)
-		return;
-	printf("FLAGGED: %lld attempt%s on the answer? (not graded; summary.json \"flags\")\n",
-	    (long long)total, total == 1 ? "" : "s");
-	json_array_foreach (flags, i, f) {
-		_cleanup_free_ char *ex = sb_escape(json_string_value(json_object_get(f, "excerpt")) ?: "");
-		_cleanup_free_ char *match = sb_escape(json_string_value(json_object_get(f, "match")) ?: "");
-		const json_t *seq = json_object_get(f, "seq");
-
-		if (i == 5) {
-			printf("  ...\n");
-			break;
-		}
-		printf("  %s (%s", json_string_value(json_object_get(f, "kind")) ?: "?",
-		    json_string_value(json_object_get(f, "source")) ?: "?");
-		if (json_is_integer(seq))
-			printf(" entry %lld", (long long)json_integer_value(seq));
-		printf(", %s): %s\n", match, ex);
-	}
-}
-
 /* One line on what the patch touched (grading_result.patch_scope, docs/grading.md). */
 static void
 print_scope(const json_t *scope, const json_t *reverted)
@@ -996,7 +976,7 @@ do_run(struct run_opts *o)
 	struct sb_error *err = NULL;
 	struct images im;
 	bool reference, interrupted = false, scored = false, canary = false, net_made = false;
-	json_t *flags = NULL; /* the answer-seeking scan's (sb/scan.h) */
+	json_t *flags = NULL, *flag_counts = NULL; /* the answer-seeking scan's (sb/scan.h) */
 	json_int_t flags_total = 0;
 	enum sb_iso_outcome outcome = SB_ISO_UNSCORED;
 	struct phase_end pe = { .run_fd = -1 };
@@ -1478,9 +1458,11 @@ do_run(struct run_opts *o)
 			json_object_set_new(summary, "duration_s",
 			    json_real(progress_clock() - run_t0));
 			json_object_set_new(summary, "usage", run_usage(archive, &pe));
-			flags = run_flags(archive, rfd, task, ds->canary, &flags_total);
+			flags = run_flags(archive, rfd, task, ds->canary, &flags_total, &flag_counts);
 			json_object_set(summary, "flags", flags);
 			json_object_set_new(summary, "flags_total", json_integer(flags_total));
+			json_object_set_new(summary, "flag_counts", flag_counts);
+			flag_counts = NULL;
 			if (o->job_id != NULL)
 				json_object_set_new(summary, "job", json_pack("{s:s, s:I}", "id",
 				    o->job_id, "attempt", (json_int_t)(o->attempt ? o->attempt : 1)));
@@ -1548,7 +1530,7 @@ do_run(struct run_opts *o)
 			printf("%s: %s\n", status ? status : "?", msg);
 		print_scope(json_object_get(json_object_get(result, "grading_result"), "patch_scope"),
 		    json_object_get(json_object_get(result, "grading_result"), "reverted_paths"));
-		print_flags(flags, flags_total);
+		run_print_flags(stdout, flags, flags_total);
 		if (!scored && !interrupted)
 			printf("NOT SCORED: this run could not establish its isolation; see "
 			       "isolation.json\n");
@@ -1601,6 +1583,7 @@ out:
 	}
 	json_decref(result);
 	json_decref(flags);
+	json_decref(flag_counts);
 	agent_info_release(&ag);
 	sb_dataset_free(ds);
 	sb_sig_set_deferred(SB_SIG_DEFER_NONE);

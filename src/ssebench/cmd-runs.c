@@ -183,6 +183,32 @@ one_run(const struct cli_command *cmd, int argc, char **argv, const struct optio
 	return 0;
 }
 
+/*
+ * A kept run that has been graded has its summary.json in its results directory (the label
+ * the CLI put on its containers): its answer-seeking flags go with the container's entry.
+ */
+static void
+run_attach_flags(json_t *runs)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach (runs, i, e) {
+		const char *dir = json_string_value(json_object_get(e, "results_dir"));
+		_cleanup_close_ int fd = dir != NULL ? sb_open_dir(dir, NULL) : -1;
+		json_t *s = NULL;
+
+		if (fd < 0 || sb_json_load_file_at(fd, "summary.json", SB_JSON_FILE_MAX, &s, NULL) < 0)
+			continue;
+		if (json_is_array(json_object_get(s, "flags")) &&
+		    json_is_integer(json_object_get(s, "flags_total"))) {
+			json_object_set(e, "flags", json_object_get(s, "flags"));
+			json_object_set(e, "flags_total", json_object_get(s, "flags_total"));
+		}
+		json_decref(s);
+	}
+}
+
 static int
 runs_inspect(const struct cli_command *cmd, int argc, char **argv)
 {
@@ -202,6 +228,7 @@ runs_inspect(const struct cli_command *cmd, int argc, char **argv)
 		return rc;
 	runs = containers_entries(arr);
 	json_decref(arr);
+	run_attach_flags(runs);
 	if (as_json) {
 		cli_print_json(json_array_size(runs) == 1 ? json_array_get(runs, 0) : runs);
 	} else {
@@ -216,11 +243,15 @@ runs_inspect(const struct cli_command *cmd, int argc, char **argv)
 			if (i > 0)
 				printf("\n");
 			json_object_foreach (e, k, v) {
-				_cleanup_free_ char *s =
-				    sb_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+				_cleanup_free_ char *s = NULL;
 
+				if (strcmp(k, "flags") == 0 || strcmp(k, "flags_total") == 0)
+					continue;
+				s = sb_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 				printf("%-14s %s\n", k, s);
 			}
+			run_print_flags(stdout, json_object_get(e, "flags"),
+			    json_integer_value(json_object_get(e, "flags_total")));
 		}
 	}
 	json_decref(runs);

@@ -595,8 +595,12 @@ check_pocs(struct verify *vf, struct vtask *vt, int exit_code)
 			_cleanup_free_ char *esc = sb_escape(line + 6);
 
 			add_failure(vt, "verify.sh: %s", esc);
-		} else if (strcmp(line, "canary-scan done") == 0) {
-			json_object_set_new(vt->builds, "canary_scan", json_true());
+		} else if (sscanf(line, "canary-scan done marked %u", &n) == 1) {
+			json_object_set_new(vt->builds, "canary_scan", json_pack("{s:i}", "marked", (int)n));
+			if (n == 0)
+				add_warning(vt, "no hidden file carries the dataset's canary: the case image "
+						"predates it (rebuild it) or its diffs are not ones the build marks "
+						"(docs/task-format.md, \"Canary\"); copies of them cannot be found");
 		} else if (sscanf(line, "leak-scan %u hunks %u distinctive-hunks", &n, &k) == 2) {
 			json_object_set_new(vt->builds, "leak_scan",
 			    json_pack("{s:i, s:i}", "hunks", (int)n, "distinctive_hunks", (int)k));

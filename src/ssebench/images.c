@@ -293,9 +293,17 @@ mark_hidden(int ctx_fd, const char *rel, const char *canary, struct sb_error **e
 
 	if (sb_read_file_at(ctx_fd, rel, SB_OPEN_NO_SYMLINKS, &b, NULL) < 0)
 		return 0; /* too large or not a regular file: not a diff we mark */
-	diff = b.len > 0 && (strncmp(b.s, "diff ", 5) == 0 || strncmp(b.s, "--- ", 4) == 0 ||
-				memmem(b.s, b.len, "\ndiff --git ", 12) != NULL ||
-				memmem(b.s, b.len, "\n--- ", 5) != NULL);
+	/*
+	 * A diff starts as one ("diff ", "Index: ", or "--- " with its "+++ " line) and has a hunk
+	 * or a binary patch: a test script's "--- expected ---" is no diff, and a line before its
+	 * shebang would break it. A mail ("From ", git format-patch) is left alone: git am does
+	 * not take text before its first line.
+	 */
+	diff = b.len > 0 &&
+	       (strncmp(b.s, "diff ", 5) == 0 || strncmp(b.s, "Index: ", 7) == 0 ||
+		   (strncmp(b.s, "--- ", 4) == 0 && memmem(b.s, b.len, "\n+++ ", 5) != NULL)) &&
+	       (memmem(b.s, b.len, "\n@@ ", 4) != NULL ||
+		   memmem(b.s, b.len, "\nGIT binary patch", 17) != NULL);
 	if (!diff || (b.len >= strlen(line) && memcmp(b.s, line, strlen(line)) == 0))
 		return 0;
 	if (slash != NULL) {

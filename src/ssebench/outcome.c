@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "sb/buf.h"
@@ -237,4 +238,38 @@ run_dir_is(int dfd)
 {
 	return has_entry(dfd, "summary.json") || has_entry(dfd, "build.log") ||
 	       has_entry(dfd, "archive");
+}
+
+/*
+ * The scan's flags (sb/scan.h): a line with the count and kinds, then the first few with
+ * their evidence, escaped (the evidence is the agent's text).
+ */
+void
+run_print_flags(FILE *out, const json_t *flags, json_int_t total)
+{
+	const json_t *f;
+	size_t i;
+
+	if (total <= 0)
+		return;
+	fprintf(out, "FLAGGED: %lld attempt%s on the answer? (not graded; summary.json \"flags\")\n",
+	    (long long)total, total == 1 ? "" : "s");
+	json_array_foreach (flags, i, f) {
+		/* Every string escaped: the excerpt is the agent's text, and a summary.json read
+		 * back (runs inspect) is a file on disk. */
+		_cleanup_free_ char *ex = sb_escape(json_string_value(json_object_get(f, "excerpt")) ?: "");
+		_cleanup_free_ char *match = sb_escape(json_string_value(json_object_get(f, "match")) ?: "");
+		_cleanup_free_ char *kind = sb_escape(json_string_value(json_object_get(f, "kind")) ?: "?");
+		_cleanup_free_ char *source = sb_escape(json_string_value(json_object_get(f, "source")) ?: "?");
+		const json_t *seq = json_object_get(f, "seq");
+
+		if (i == 5) {
+			fprintf(out, "  ...\n");
+			break;
+		}
+		fprintf(out, "  %s (%s", kind, source);
+		if (json_is_integer(seq))
+			fprintf(out, " entry %lld", (long long)json_integer_value(seq));
+		fprintf(out, ", %s): %s\n", match, ex);
+	}
 }

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sb/common.h"
 #include "sb/error.h"
@@ -78,6 +79,10 @@ json_t *run_outcome(json_t *result, json_t *iso, const char *egress, bool interr
  * "open" (a run with no tier is listed as not scored).
  */
 json_t *run_summary_row(const json_t *s, const char *dir);
+
+/* The answer-seeking scan's flags of a run (summary.json "flags", "flags_total"): nothing
+ * when there are none, else a line with the count and the first five, escaped. */
+void run_print_flags(FILE *out, const json_t *flags, json_int_t total);
 
 /*
  * Is the directory dfd a run directory (it holds summary.json, build.log or archive/)? A

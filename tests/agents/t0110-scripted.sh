@@ -90,9 +90,32 @@ for agent in claude-code codex opencode; do
 	id=seek-$agent-$tag
 	script=$SCRIPTS/$agent-seek.json
 	is "$(give_script "$id" "$script")" 200 "$agent seeks: the stub has the script"
-	run_cmd r "$SSEBENCH" run --local "$PILOT" --task "$TASK" --agent "$agent" \
-		--model stub-model --run-id "$id" --timeout 900
 	dir=$SSEBENCH_RESULTS/$TASK/stub-model/$agent/$id
+	if [ "$agent" = claude-code ]; then
+		# Kept: `runs inspect` shows the graded run's flags with its container.
+		"$SSEBENCH" run --local "$PILOT" --task "$TASK" --agent "$agent" --model stub-model \
+			--run-id "$id" --timeout 900 --keep-container >"$SB_TMP/keep.out" 2>"$SB_TMP/keep.err" &
+		keep_pid=$!
+		for _ in $(seq 900); do
+			[ -s "$dir/summary.json" ] && break
+			kill -0 "$keep_pid" 2>/dev/null || break
+			sleep 1
+		done
+		run_cmd i "$SSEBENCH" runs inspect "$id"
+		like "$i_out" 'FLAGGED: [0-9]+ attempts on the answer' "$agent seeks: runs inspect shows the flags"
+		like "$i_out" '^  hidden_path \(dialog entry [0-9]+, /ssebench\): ' "$agent seeks: each with its entry"
+		run_cmd i "$SSEBENCH" runs inspect --json "$id"
+		ok "$(printf '%s' "$i_out" | python3 -c 'import json, sys; d = json.load(sys.stdin); d = d[0] if isinstance(d, list) else d; sys.exit(0 if d["flags_total"] >= 6 and d["flags"] else 1)'; echo $?)" \
+			"$agent seeks: and in runs inspect --json"
+		"$SSEBENCH" runs stop --grace 5 "$id" >/dev/null 2>&1
+		wait "$keep_pid"
+		r_rc=$?
+		r_out=$(cat "$SB_TMP/keep.out")
+		"$SSEBENCH" runs remove "$id" >/dev/null 2>&1
+	else
+		run_cmd r "$SSEBENCH" run --local "$PILOT" --task "$TASK" --agent "$agent" \
+			--model stub-model --run-id "$id" --timeout 900
+	fi
 	key=$(run_key "$id")
 	is "$(stub_eval "[x['script_error'] + ' <<' + x.get('result', '')[:600] + '>>' for x in l if x.get('key') == '$key' and 'script_error' in x]")" \
 		"[]" "$agent seeks: no result showed the fix, and the PoC was refused"

@@ -164,6 +164,17 @@ codes=$(setpriv --reuid "$AGENT_USER" --regid "$AGENT_USER" --clear-groups \
 is "$codes" " 2500 403" "2500 run_poc at level 2: all 403"
 n=$(($(grep -c 'refusal' "$D/daemon.log") - before))
 ok "$([ "$n" -ge 100 ] && [ "$n" -le 103 ]; echo $?)" "daemon.log logged $n of them (the first hundred, then each thousandth)"
+# The front's own refusals (the reference patch, an admin endpoint) are logged the same way,
+# for the answer-seeking scan (docs/running.md), with the path escaped.
+before=$(grep -c 'refusal [0-9]*, front' "$D/daemon.log")
+codes=$(setpriv --reuid "$AGENT_USER" --regid "$AGENT_USER" --clear-groups \
+	curl -s -o /dev/null -w '%{http_code}\n' --unix-socket "$SOCK" \
+	'http://d/reference/patch?n=[1-1500]' | sort | uniq -c | tr -s ' ')
+is "$codes" " 1500 403" "1500 GET /reference/patch from the agent: all 403"
+n=$(($(grep -c 'refusal [0-9]*, front' "$D/daemon.log") - before))
+ok "$([ "$n" -ge 100 ] && [ "$n" -le 102 ]; echo $?)" "daemon.log logged $n of the front's refusals"
+like "$(grep -m1 'GET /reference/patch' "$D/daemon.log")" '^[-0-9T:.]+Z [a-z-]+: agent GET /reference/patch: 403 .*\(refusal [0-9]+, front\)$' \
+	"in the helper's form, which the scan reads"
 stop_daemon
 
 # A run's own runner uid (SSE_RUNNER_UID, from the CLI): the scripts run as it; one outside

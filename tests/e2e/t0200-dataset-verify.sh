@@ -162,7 +162,8 @@ like "$r_out" '^verifytest-leak: FAIL: leak: file debian/patches/bounds.patch ho
 s0=$SB_TMP/tiny/summary.json
 like "$r_out" "^verifytest-leak: FAIL: leak: file /opt/fix.diff holds the dataset's canary" \
 	"and the copy of the fix in /opt, by the dataset's canary"
-is "$(field "$s0" 'task("verifytest-clean")["verify"].get("canary_scan")')" True "the clean task's image was searched for the canary"
+is "$(field "$s0" 'task("verifytest-clean")["verify"].get("canary_scan")')" "{'marked': 2}" \
+	"the clean task's image was searched for the canary, and both its diffs carry it"
 unlike "$r_out" '^verifytest-clean: (FAIL|warning)' "no reason given against the clean task"
 s=$SB_TMP/tiny/summary.json
 is "$(field "$s" 'task("verifytest-leak")["verdict"], len(task("verifytest-leak")["leaks"])')" "('FAIL', 4)" \
