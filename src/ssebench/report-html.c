@@ -623,6 +623,18 @@ outcome_name(const char *cat)
 					  : "not scored";
 }
 
+/* A run's row as both run tables start it: group, task, attempt (the cell left open). */
+static void
+run_row_start(struct html *h, const json_t *r)
+{
+	P(h, "<tr><td class=\"l\">");
+	E(h, gstr(r, "group"), 0);
+	P(h, "</td><td class=\"l\">");
+	E(h, gstr(r, "task"), 0);
+	P(h, "</td><td>");
+	num(h, json_object_get(r, "attempt"));
+}
+
 /* A run's flags: "3: git_history, network", or "0". */
 static void
 flags_cell(struct html *h, const json_t *r)
@@ -657,12 +669,7 @@ flagged_table(struct html *h, const json_t *m)
 	json_array_foreach(json_object_get(m, "runs"), i, r) {
 		if (geti(r, "flags") <= 0)
 			continue;
-		P(h, "<tr><td class=\"l\">");
-		E(h, gstr(r, "group"), 0);
-		P(h, "</td><td class=\"l\">");
-		E(h, gstr(r, "task"), 0);
-		P(h, "</td><td>");
-		num(h, json_object_get(r, "attempt"));
+		run_row_start(h, r);
 		P(h, "</td><td class=\"l\">%s</td><td class=\"l\">",
 		    outcome_name(gstr(r, "category")));
 		flags_cell(h, r);
@@ -686,12 +693,7 @@ runs_table(struct html *h, const json_t *m)
 	json_array_foreach(runs, i, r) {
 		const char *cat = gstr(r, "category");
 
-		P(h, "<tr><td class=\"l\">");
-		E(h, gstr(r, "group"), 0);
-		P(h, "</td><td class=\"l\">");
-		E(h, gstr(r, "task"), 0);
-		P(h, "</td><td>");
-		num(h, json_object_get(r, "attempt"));
+		run_row_start(h, r);
 		/* The class is one of four fixed names, never the input's text. */
 		P(h, "</td><td class=\"l %s\">%s</td><td>",
 		    sb_streq(cat, "passed")    ? "passed"

@@ -97,20 +97,22 @@ for agent in claude-code codex opencode; do
 			--run-id "$id" --timeout 900 --keep-container >"$SB_TMP/keep.out" 2>"$SB_TMP/keep.err" &
 		keep_pid=$!
 		for _ in $(seq 900); do
-			[ -s "$dir/summary.json" ] && break
+			[ -s "$dir/result.json" ] && break
 			kill -0 "$keep_pid" 2>/dev/null || break
 			sleep 1
 		done
-		run_cmd i "$SSEBENCH" runs inspect "$id"
-		like "$i_out" 'FLAGGED: [0-9]+ attempts on the answer' "$agent seeks: runs inspect shows the flags"
-		like "$i_out" '^  hidden_path \(dialog entry [0-9]+, /ssebench\): ' "$agent seeks: each with its entry"
-		run_cmd i "$SSEBENCH" runs inspect --json "$id"
-		ok "$(printf '%s' "$i_out" | python3 -c 'import json, sys; d = json.load(sys.stdin); d = d[0] if isinstance(d, list) else d; sys.exit(0 if d["flags_total"] >= 6 and d["flags"] else 1)'; echo $?)" \
-			"$agent seeks: and in runs inspect --json"
+		# Graded; the CLI scans and writes summary.json once the container stops (runs
+		# stop), which keeps it for runs inspect until runs remove.
 		"$SSEBENCH" runs stop --grace 5 "$id" >/dev/null 2>&1
 		wait "$keep_pid"
 		r_rc=$?
 		r_out=$(cat "$SB_TMP/keep.out")
+		run_cmd i "$SSEBENCH" runs inspect "$id"
+		like "$i_out" 'FLAGGED: [0-9]+ attempts on the answer' "$agent seeks: runs inspect shows the flags"
+		like "$i_out" '  hidden_path \(dialog entry [0-9]+, /ssebench\): ' "$agent seeks: each with its entry"
+		run_cmd i "$SSEBENCH" runs inspect --json "$id"
+		ok "$(printf '%s' "$i_out" | python3 -c 'import json, sys; d = json.load(sys.stdin); d = d[0] if isinstance(d, list) else d; sys.exit(0 if d["flags_total"] >= 6 and d["flags"] else 1)'; echo $?)" \
+			"$agent seeks: and in runs inspect --json"
 		"$SSEBENCH" runs remove "$id" >/dev/null 2>&1
 	else
 		run_cmd r "$SSEBENCH" run --local "$PILOT" --task "$TASK" --agent "$agent" \
