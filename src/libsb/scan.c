@@ -755,6 +755,13 @@ sb_scan_dialog(struct sb_scan *s, const struct sb_scan_task *t, const char *text
 			if (json_is_integer(json_object_get(e, "seq")) &&
 			    json_integer_value(json_object_get(e, "seq")) >= 0)
 				seq = json_integer_value(json_object_get(e, "seq"));
+			/* sse agent's count of event lines it could not read: commands could be
+			 * there (complete.unrecorded_events, src/sse/main.c). */
+			if (type != NULL && strcmp(type, "complete") == 0 &&
+			    json_is_integer(json_object_get(e, "unrecorded_events")) &&
+			    json_integer_value(json_object_get(e, "unrecorded_events")) > 0)
+				add_flag(s, "unscanned", "dialog", seq,
+				    "event lines of the agent's CLI that could not be recorded", NULL, 0, 0);
 			if (type != NULL && strcmp(type, "tool") == 0) {
 				const char *name = json_string_value(json_object_get(e, "name"));
 				struct walk w = { s, t, seq, ARGS_STRINGS_MAX, false };

@@ -17,10 +17,12 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "sb/buf.h"
 #include "sb/json.h"
+#include "sb/limits.h"
 #include "sb/mem.h"
 
 #include "sse.h"
@@ -35,6 +37,7 @@ struct events {
 	struct events_summary sum;
 	struct running *tools;
 	size_t ntools, ignored;
+	size_t unparsed; /* lines that could not be read at all (counted in ignored too) */
 	struct sb_buf line; /* a line of events_take, until its newline */
 	bool line_over;	    /* it passed EVENTS_LINE_MAX: dropped */
 };
@@ -76,6 +79,10 @@ events_take(struct events *e, const char *p, size_t n, struct sb_error **err)
 			continue;
 		}
 		/* Every line is fed whatever the one before did: the first error is returned. */
+		if (e->line_over) {
+			e->ignored++;
+			e->unparsed++;
+		}
 		if (!e->line_over && events_feed(e, e->line.s, e->line.len, &one) < 0) {
 			if (r == 0 && err != NULL && *err == NULL)
 				*err = one;
@@ -115,6 +122,12 @@ size_t
 events_ignored(const struct events *e)
 {
 	return e->ignored;
+}
+
+size_t
+events_unparsed(const struct events *e)
+{
+	return e->unparsed;
 }
 
 static void
@@ -499,6 +512,65 @@ opencode_event(struct events *e, const json_t *ev, struct sb_error **err)
 	return strcmp(type, "step_start") == 0 ? 0 : 1;
 }
 
+/*
+ * A copy of a JSON text with every escaped surrogate that is not half of a pair (\ud800 on
+ * its own, a stray \udc00) made \ufffd: JavaScript's JSON.stringify writes such strings,
+ * jansson refuses them, and a tool call must not drop out of the record for a lone half.
+ */
+static char *
+mend_surrogates(const char *s, size_t len)
+{
+	struct sb_buf b = SB_BUF_INIT(len + 1);
+
+	for (size_t i = 0; i < len;) {
+		unsigned hi, lo;
+
+		if (s[i] != '\\' || i + 1 >= len) {
+			(void)sb_buf_appendc(&b, s[i++], NULL);
+			continue;
+		}
+		if (s[i + 1] != 'u' || i + 6 > len || sscanf(s + i + 2, "%4x", &hi) != 1) {
+			(void)sb_buf_append(&b, s + i, 2, NULL); /* another escape, whole */
+			i += 2;
+			continue;
+		}
+		if (hi >= 0xd800 && hi <= 0xdbff && i + 12 <= len && s[i + 6] == '\\' &&
+		    s[i + 7] == 'u' && sscanf(s + i + 8, "%4x", &lo) == 1 && lo >= 0xdc00 &&
+		    lo <= 0xdfff) {
+			(void)sb_buf_append(&b, s + i, 12, NULL); /* a whole pair */
+			i += 12;
+		} else if (hi >= 0xd800 && hi <= 0xdfff) {
+			(void)sb_buf_appends(&b, "\\ufffd", NULL);
+			i += 6;
+		} else {
+			(void)sb_buf_append(&b, s + i, 6, NULL);
+			i += 6;
+		}
+	}
+	return sb_buf_detach(&b, NULL);
+}
+
+/* One event: a JSON object, NULs in its strings allowed (a command may hold one), nested
+ * no deeper than SB_JSON_DEPTH_MAX; else NULL. */
+static json_t *
+event_parse(const char *line, size_t len)
+{
+	json_t *ev = len <= EVENTS_LINE_MAX
+	    ? json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL)
+	    : NULL;
+
+	if (ev == NULL && len <= EVENTS_LINE_MAX && memmem(line, len, "\\u", 2) != NULL) {
+		_cleanup_free_ char *mended = mend_surrogates(line, len);
+
+		ev = json_loadb(mended, strlen(mended), JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+	}
+	if (ev != NULL && (!json_is_object(ev) || sb_json_depth(ev) > SB_JSON_DEPTH_MAX)) {
+		json_decref(ev);
+		ev = NULL;
+	}
+	return ev;
+}
+
 int
 events_feed(struct events *e, const char *line, size_t len, struct sb_error **err)
 {
@@ -507,9 +579,12 @@ events_feed(struct events *e, const char *line, size_t len, struct sb_error **er
 
 	if (e->fmt == EVENTS_NONE)
 		return 0;
-	if (sb_json_load(line, len, SB_DIALOG_FILE_MAX, &ev, NULL) < 0 || !json_is_object(ev)) {
-		json_decref(ev);
+	ev = event_parse(line, len);
+	if (ev == NULL) {
 		e->ignored++;
+		/* A blank line is no event; anything else that does not parse went unrecorded. */
+		if (len > 0)
+			e->unparsed++;
 		return 0;
 	}
 	switch (e->fmt) {

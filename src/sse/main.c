@@ -789,6 +789,9 @@ cmd_agent(int argc, char **argv)
 	if (sum->error != NULL || sum->last_text != NULL)
 		json_object_set_new(f, "message",
 		    json_string(sum->failed && sum->error ? sum->error : sum->last_text ?: sum->error));
+	if (events_unparsed(ar.ev) > 0)
+		json_object_set_new(f, "unrecorded_events",
+		    json_integer((json_int_t)events_unparsed(ar.ev)));
 	if (d.fd < 0)
 		json_decref(f);
 	else if (sb_dialog_append(&d, "complete", f, &err) < 0) {

@@ -59,6 +59,9 @@ int events_finish(struct events *e, struct sb_error **err);
 
 const struct events_summary *events_summary(const struct events *e);
 size_t events_ignored(const struct events *e);
+/* Of those, the lines that were not one JSON object at all (a broken or oversized line):
+ * the record says how many (complete's unrecorded_events), for the answer-seeking scan. */
+size_t events_unparsed(const struct events *e);
 void events_free(struct events *e);
 
 #endif

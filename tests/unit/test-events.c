@@ -267,6 +267,50 @@ START_TEST(test_counts_hostile)
 }
 END_TEST
 
+/*
+ * A tool call whose input holds a NUL or half a surrogate pair (JavaScript's JSON.stringify
+ * writes both; jansson refused the line) was dropped from the record, and the answer-seeking
+ * scan never saw the command (a review's finding). Such lines are recorded now; a line that
+ * is no JSON at all is counted as unrecorded (complete.unrecorded_events).
+ */
+START_TEST(test_unreadable_lines)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"role\":\"assistant\",\"content\":"
+		"[{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Bash\",\"input\":{\"command\":"
+		"\"cat /ssebench/x\\u0000\",\"description\":\"x\\ud800y\"}}]}}",
+		"{\"type\":\"assistant\",\"message\":{\"id\":\"m2\",\"role\":\"assistant\",\"content\":"
+		"[{\"type\":\"tool_use\",\"id\":\"t2\",\"name\":\"Bash\",\"input\":{\"command\":"
+		"\"git log --all \\udc00 \\ud83d\\ude00\"}}]}}",
+		"not json {",
+		"",
+		NULL
+	};
+	_cleanup_free_ char *out = sb_xasprintf("%s/counts.dialog", dir);
+	_cleanup_buf_ struct sb_buf got = SB_BUF_INIT(1 << 20);
+	struct sb_dialog d = SB_DIALOG_INIT;
+	struct events *e;
+	_cleanup_close_ int fd = -1;
+
+	ck_assert_int_eq(sb_dialog_open(&d, out, SB_DIALOG_TRUNCATE, NULL), 0);
+	e = events_new(EVENTS_CLAUDE_CODE, &d);
+	for (const char *const *l = lines; *l != NULL; l++)
+		ck_assert_int_eq(events_feed(e, *l, strlen(*l), NULL), 0);
+	ck_assert_int_eq(events_finish(e, NULL), 0);
+	ck_assert_uint_eq(events_unparsed(e), 1);
+	events_free(e);
+	sb_dialog_close(&d);
+	fd = open(out, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_eq(sb_buf_read_fd(&got, fd, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(got.s, "cat /ssebench/x\\u0000"));
+	ck_assert_ptr_nonnull(strstr(got.s, "git log --all"));
+	/* The lone halves became U+FFFD; the whole pair stayed the character it is (the record
+	 * is written in ASCII, with escapes). */
+	ck_assert_msg(strstr(got.s, "x\\uFFFDy") != NULL, "%s", got.s);
+	ck_assert_ptr_nonnull(strstr(got.s, "--all \\uFFFD \\uD83D\\uDE00"));
+}
+END_TEST
+
 START_TEST(test_format_names)
 {
 	ck_assert_int_eq(events_format_parse("claude-code"), EVENTS_CLAUDE_CODE);
@@ -288,6 +332,7 @@ events_suite(void)
 	tcase_add_test(tc, test_codex);
 	tcase_add_test(tc, test_opencode);
 	tcase_add_test(tc, test_format_names);
+	tcase_add_test(tc, test_unreadable_lines);
 	tcase_add_test(tc, test_counts_hostile);
 	suite_add_tcase(s, tc);
 	return s;

@@ -177,6 +177,25 @@ START_TEST(test_dialog)
 }
 END_TEST
 
+START_TEST(test_unrecorded_events)
+{
+	/* sse agent counts the event lines of the agent's CLI it could not record: commands could
+	 * have been there. */
+	static const char text[] = "{\"seq\":9,\"type\":\"complete\",\"status\":\"success\","
+				   "\"unrecorded_events\":2}\n"
+				   "{\"seq\":10,\"type\":\"complete\",\"unrecorded_events\":0}\n";
+	struct sb_scan s;
+
+	sb_scan_init(&s);
+	sb_scan_dialog(&s, &task, text, sizeof(text) - 1);
+	ck_assert_uint_eq(json_array_size(s.flags), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s.flags, 0), "kind")),
+	    "unscanned");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(s.flags, 0), "seq")), 9);
+	sb_scan_release(&s);
+}
+END_TEST
+
 START_TEST(test_daemon_log)
 {
 	static const char text[] =
@@ -299,6 +318,7 @@ scan_suite(void)
 	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_dialog);
 	tcase_add_test(tc, test_daemon_log);
+	tcase_add_test(tc, test_unrecorded_events);
 	tcase_add_test(tc, test_hostile_bytes);
 	tcase_add_test(tc, test_bounded);
 	tcase_add_test(tc, test_excerpt_overflow);
