@@ -420,13 +420,18 @@ messages_reply(const char *model, bool stream, const char *id, const struct answ
 	sse_event(&b, "content_block_start",
 	    json_pack("{s:s, s:i, s:o}", "type", "content_block_start", "index", 0, "content_block",
 		message_block(a, false)));
-	for (int i = 0; i < 2; i++)
+	/* A tool's input in two pieces (a client must join them); a text in one, as the other
+	 * formats send it, so that a test can find it whole in the raw stream. */
+	if (a->tool != NULL)
+		for (int i = 0; i < 2; i++)
+			sse_event(&b, "content_block_delta",
+			    json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta",
+				"index", 0, "delta", "type", "input_json_delta", "partial_json",
+				i ? p2 : p1));
+	else
 		sse_event(&b, "content_block_delta",
-		    a->tool != NULL
-			? json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index",
-			      0, "delta", "type", "input_json_delta", "partial_json", i ? p2 : p1)
-			: json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index",
-			      0, "delta", "type", "text_delta", "text", i ? p2 : p1));
+		    json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index", 0,
+			"delta", "type", "text_delta", "text", whole));
 	sse_event(&b, "content_block_stop",
 	    json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 0));
 	sse_event(&b, "message_delta",
