@@ -175,6 +175,9 @@ rm -rf "$scan"
 # hidden diffs carry it (docs/task-format.md, "Canary"), so a file holding it elsewhere is a
 # copy of hidden material the agent can read (a Dockerfile that also copied the fix into the
 # tree, or into /opt). -xdev keeps to the image (this script's mount is another device).
+# The runner's own copy of the image (SSE_RUNNER_ROOT, in a 0710 root:sse-runner directory)
+# holds /ssebench too, and is as closed to the agent: it is left out like /ssebench.
+runner_top=$(dirname "${SSE_RUNNER_ROOT:-/var/lib/ssebench-root/image}")
 if [ -n "$canary" ]; then
 	# How many of the hidden files carry it: none means the case image predates the
 	# canary, or its diffs are not ones the build marks (cmd-verify warns).
@@ -182,7 +185,8 @@ if [ -n "$canary" ]; then
 	for h in $patch $hidden; do
 		[ -f "$bench/$h" ] && grep -qF -- "$canary" "$bench/$h" && marked=$((marked + 1))
 	done
-	find / -xdev \( -path "$bench" -o -path /proc -o -path /sys -o -path /dev \) -prune -o \
+	find / -xdev \( -path "$bench" -o -path "$runner_top" -o -path /proc -o -path /sys -o \
+		-path /dev \) -prune -o \
 		-type f -size -268435456c -exec grep -lF -- "$canary" {} + 2>/dev/null | head -n 20 |
 		while IFS= read -r f; do
 			say "leak file $f holds the dataset's canary (a copy of a hidden file)"
