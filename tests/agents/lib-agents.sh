@@ -67,6 +67,11 @@ stub_eval() {
 		"$SB_TMP/stub.jsonl" "$1" 2>&1
 }
 
+# run_key RUN_ID: the key the CLI made at the stub for the run (its alias is ssebench-<run id>).
+run_key() {
+	stub_eval "[x['key'] for x in l if x.get('path') == '/key/generate' and x['request'].get('key_alias') == 'ssebench-$1'][-1]"
+}
+
 stub_stop() {
 	local net
 	$DOCKER rm -f "$STUB_NAME" >/dev/null 2>&1

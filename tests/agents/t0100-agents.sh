@@ -50,11 +50,6 @@ print((e[0]["type"], e[0]["data"]["agent"], e[0]["data"]["model"], e[1]["type"],
 		"$1/archive/dialog.jsonl" 2>&1 | tail -1
 }
 
-# run_key RUN_ID: the key the stub made for the run (its alias is ssebench-<run id>).
-run_key() {
-	stub_eval "[x['key'] for x in l if x.get('path') == '/key/generate' and x['request'].get('key_alias') == 'ssebench-$1'][-1]"
-}
-
 # The stub itself: every wire format, streaming and not, for a run key of the right model only
 # (this key, skey, is the only one that is ever refused below).
 skey=$(curl -s -H "Authorization: Bearer $STUB_MASTER" -d '{"models": ["stub-model"]}' \

@@ -38,11 +38,6 @@ give_script() {
 		--data-binary @- "$SSEBENCH_PROXY_ADMIN_URL/script"
 }
 
-# The run's key (the alias is ssebench-<run id>).
-run_key() {
-	stub_eval "[x['key'] for x in l if x.get('path') == '/key/generate' and x['request'].get('key_alias') == 'ssebench-$1'][-1]"
-}
-
 for mode in sandbox sidecar; do
 	for agent in claude-code codex opencode; do
 		id=$agent-$mode-$tag
