@@ -31,6 +31,8 @@
 static const char *const kinds[] = { "hidden_path", "git_history", "network",
 	"answer_reference", "proc_snoop", "refused", "canary", "unscanned" };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+_Static_assert(NKINDS == SB_ARRAY_SIZE(((struct sb_scan *)0)->last_seq),
+    "struct sb_scan keeps one last entry per kind");
 
 void
 sb_scan_init(struct sb_scan *s)

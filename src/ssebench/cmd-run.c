@@ -299,33 +299,43 @@ on_phase_end(struct phase_end *pe)
 	    pe->foreign != NULL ? "; the run's network holds another container" : "");
 }
 
-/*
- * When entrypoint.log (the harness writes it, the agent cannot) first says `what`, or NULL:
- * the agent's start and the end of its phase bound the daemon's refusals that are the
- * agent's; the entrypoint's own probes of the gate are refused by design before and after.
- */
+/* The time stamp ("2026-12-03T17:06:09.892Z", 24 bytes) of the log line holding p. */
 static char *
-log_stamp(int rfd, const char *what)
+line_stamp(const char *start, const char *p)
 {
-	/* In sidecar mode the task container's entrypoint (task-entrypoint.log) tells the
-	 * daemon that the agent phase is over; the agent container's starts the agent. */
-	static const char *const logs[] = { "entrypoint.log", "task-entrypoint.log" };
-	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_SCAN_READ_MAX);
-	const char *p = NULL;
-
-	for (size_t i = 0; i < SB_ARRAY_SIZE(logs) && p == NULL; i++) {
-		sb_buf_reset(&b);
-		if (sb_read_file_at(rfd, logs[i], SB_OPEN_NO_SYMLINKS, &b, NULL) == 0 && b.s != NULL)
-			p = strstr(b.s, what);
-	}
-	if (p == NULL)
-		return NULL;
-	while (p > b.s && p[-1] != '\n')
+	while (p > start && p[-1] != '\n')
 		p--;
-	/* "2026-12-03T17:06:09.892Z": 24 bytes, then the space. */
 	if (strlen(p) < 25 || p[24] != ' ' || p[10] != 'T' || p[23] != 'Z')
 		return NULL;
 	return sb_xstrndup(p, 24);
+}
+
+/*
+ * The agent phase as the entrypoint logs stamp it (the harness writes them, the agent
+ * cannot): when the agent started and when the daemon was told its phase was over, each
+ * NULL if not found. They bound the daemon's refusals that are the agent's; the
+ * entrypoint's own probes of the gate are refused by design before and after. In sidecar
+ * mode the task container's entrypoint (task-entrypoint.log) tells the daemon; each log is
+ * read once.
+ */
+static void
+agent_phase_stamps(int rfd, char **since, char **until)
+{
+	static const char *const logs[] = { "entrypoint.log", "task-entrypoint.log" };
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_SCAN_READ_MAX);
+	const char *p;
+
+	*since = *until = NULL;
+	for (size_t i = 0; i < SB_ARRAY_SIZE(logs) && (*since == NULL || *until == NULL); i++) {
+		sb_buf_reset(&b);
+		if (sb_read_file_at(rfd, logs[i], SB_OPEN_NO_SYMLINKS, &b, NULL) < 0 || b.s == NULL)
+			continue;
+		if (*since == NULL && (p = strstr(b.s, ": agent started: ")) != NULL)
+			*since = line_stamp(b.s, p);
+		if (*until == NULL &&
+		    (p = strstr(b.s, ": daemon told that the agent phase is over")) != NULL)
+			*until = line_stamp(b.s, p);
+	}
 }
 
 /*
@@ -346,11 +356,11 @@ run_flags(const char *archive, int rfd, const struct sb_task *task, const char *
 		const char *file;
 		bool in_archive;
 	} sources[] = { { "dialog.jsonl", true }, { "daemon.log", false }, { "final.patch", false } };
-	_cleanup_free_ char *since = log_stamp(rfd, ": agent started: ");
-	_cleanup_free_ char *until = log_stamp(rfd, ": daemon told that the agent phase is over");
+	_cleanup_free_ char *since = NULL, *until = NULL;
 	struct sb_scan s;
 	json_t *flags;
 
+	agent_phase_stamps(rfd, &since, &until);
 	for (size_t i = 0; i < c->reference.n; i++)
 		refs[i] = c->reference.v[i].s;
 	sb_scan_init(&s);
@@ -1124,17 +1134,17 @@ do_run(struct run_opts *o)
 		goto out;
 	}
 	/*
-	 * The run's own file systems: everything the run can write is on them (disk.h), so the
-	 * run cannot fill the host's disk. Disks that runs left behind (a CLI killed, a reboot)
-	 * are swept first. Before the network and the run directory: a host without room for
-	 * them refuses the run with nothing made.
-	 */
-	/*
 	 * From here the run holds things that must not outlive it (its disks, network, cgroup,
 	 * proxy key, secrets): a first Ctrl-C is noted and the run winds down through `out`,
 	 * with its result written if the container ran; only a second one exits at once.
 	 */
 	sb_sig_set_deferred(SB_SIG_DEFER_FIRST);
+	/*
+	 * The run's own file systems: everything the run can write is on them (disk.h), so the
+	 * run cannot fill the host's disk. Disks that runs left behind (a CLI killed, a reboot)
+	 * are swept first. Before the network and the run directory: a host without room for
+	 * them refuses the run with nothing made.
+	 */
 	{
 		_cleanup_free_ char *droot = sb_xasprintf("%s/.disks", results_root());
 		_cleanup_free_ char *size = run_limit(SB_RUN_LIMIT_DISK);
