@@ -12,7 +12,7 @@
 
 struct sb_diag {
 	char *file; /* path as the user should see it */
-	unsigned line, col;
+	unsigned line, col; /* 1-based; line 0: the file (or folder) as a whole, col 0 too */
 	char *msg;
 };
 
@@ -23,7 +23,7 @@ struct sb_diags {
 
 #define SB_DIAGS_INIT { NULL, 0, 0 }
 
-/* Add a problem; line/col 0 mean "the file as a whole" and are printed as 1:1. */
+/* Add a problem; line 0 means "the file (or folder) as a whole", printed "file: message". */
 void sb_diags_add(struct sb_diags *d, const char *file, unsigned line, unsigned col,
     const char *fmt, ...) _printf_(5, 6);
 
@@ -33,7 +33,11 @@ void sb_diags_move(struct sb_diags *dst, struct sb_diags *src);
 /* Sort by file, line, column (stable for equal positions). */
 void sb_diags_sort(struct sb_diags *d);
 
-/* Print each as "file:line:col: message\n", the message escaped. */
+/* Print one as "file:line:col: message\n" ("file: message\n" for line 0), file and message
+ * escaped (both may come from a task folder). */
+void sb_diag_print(const struct sb_diag *d, FILE *out);
+
+/* sb_diag_print for each. */
 void sb_diags_print(const struct sb_diags *d, FILE *out);
 
 void sb_diags_release(struct sb_diags *d);

@@ -44,6 +44,12 @@ bool sb_name_valid(const char *s);
  */
 size_t sb_edit_distance(const char *a, const char *b);
 
+/*
+ * The name closest to key within two edits (for "did you mean"), or NULL: of n names, or
+ * up to the first NULL (n = SIZE_MAX for a NULL-terminated list). The first of equals wins.
+ */
+const char *sb_closest(const char *key, const char *const *names, size_t n);
+
 /* Lower-case ASCII copy (malloc'd). */
 char *sb_ascii_lower(const char *s);
 

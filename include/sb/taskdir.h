@@ -62,6 +62,9 @@ int sb_dataset_load(const char *path, struct sb_dataset **ret, struct sb_diags *
     struct sb_error **err);
 void sb_dataset_free(struct sb_dataset *d);
 
+/* The id of d's task closest to name within two edits (for "did you mean"), or NULL. */
+const char *sb_dataset_closest(const struct sb_dataset *d, const char *name);
+
 /*
  * The canary of a dataset whose dataset.yaml names none: "SSEBENCH-CANARY-" and 32 hex
  * digits of the SHA-256 of its version ("unversioned" without one), so a dataset keeps its

@@ -23,8 +23,8 @@ sb_diags_add(struct sb_diags *d, const char *file, unsigned line, unsigned col,
 	d->v[d->n].msg = sb_xvasprintf(fmt, ap);
 	va_end(ap);
 	d->v[d->n].file = sb_xstrdup(file);
-	d->v[d->n].line = line ? line : 1;
-	d->v[d->n].col = line ? (col ? col : 1) : 1;
+	d->v[d->n].line = line;
+	d->v[d->n].col = line ? (col ? col : 1) : 0;
 	d->n++;
 }
 
@@ -74,14 +74,22 @@ sb_diags_sort(struct sb_diags *d)
 }
 
 void
+sb_diag_print(const struct sb_diag *d, FILE *out)
+{
+	_cleanup_free_ char *file = sb_escape(d->file);
+	_cleanup_free_ char *msg = sb_escape(d->msg);
+
+	if (d->line == 0)
+		fprintf(out, "%s: %s\n", file, msg);
+	else
+		fprintf(out, "%s:%u:%u: %s\n", file, d->line, d->col, msg);
+}
+
+void
 sb_diags_print(const struct sb_diags *d, FILE *out)
 {
-	for (size_t i = 0; i < d->n; i++) {
-		_cleanup_free_ char *file = sb_escape(d->v[i].file);
-		_cleanup_free_ char *msg = sb_escape(d->v[i].msg);
-
-		fprintf(out, "%s:%u:%u: %s\n", file, d->v[i].line, d->v[i].col, msg);
-	}
+	for (size_t i = 0; i < d->n; i++)
+		sb_diag_print(&d->v[i], out);
 }
 
 void

@@ -71,6 +71,23 @@ open_walk(int dirfd, const char *rel, int flags, mode_t mode)
 	return openat(cur >= 0 ? cur : dirfd, c, flags | O_NOFOLLOW | O_CLOEXEC, mode);
 }
 
+/*
+ * An open beneath a directory that failed, said in words: EXDEV ("Invalid cross-device
+ * link") and ELOOP are how the kernel and open_walk refuse a path that leaves the directory
+ * or meets a link, and a user reading "Invalid cross-device link" cannot tell that.
+ */
+static int
+open_failed(struct sb_error **err, int errnum, const char *rel, unsigned sbflags)
+{
+	if (errnum == EXDEV)
+		return sb_error_set(err, EXDEV, "'%s' leads outside its folder (a symbolic link "
+						"or '..' that goes out of it)", rel);
+	if (errnum == ELOOP && (sbflags & SB_OPEN_NO_SYMLINKS))
+		return sb_error_set(err, ELOOP, "'%s' is a symbolic link or passes through one "
+						"(not followed here)", rel);
+	return sb_error_errno(err, errnum, "open '%s'", rel);
+}
+
 int
 sb_open_beneath(int dirfd, const char *rel, int flags, mode_t mode, unsigned sbflags,
     struct sb_error **err)
@@ -98,12 +115,12 @@ sb_open_beneath(int dirfd, const char *rel, int flags, mode_t mode, unsigned sbf
 			return fd;
 		/* ENOSYS: kernel older than 5.6; EPERM: a seccomp profile that denies it. */
 		if (errno != ENOSYS && errno != EPERM)
-			return sb_error_errno(err, errno, "open '%s'", rel);
+			return open_failed(err, errno, rel, sbflags);
 		fs_no_openat2 = true;
 	}
 	fd = SB_RETRY_EINTR(open_walk(dirfd, rel, flags, mode));
 	if (fd < 0)
-		return sb_error_errno(err, errno, "open '%s'", rel);
+		return open_failed(err, errno, rel, sbflags);
 	return fd;
 }
 

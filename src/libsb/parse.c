@@ -208,3 +208,18 @@ sb_edit_distance(const char *a, const char *b)
 	}
 	return prev[lb];
 }
+
+const char *
+sb_closest(const char *key, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+
+	for (size_t i = 0; i < n && names[i] != NULL; i++) {
+		size_t d = sb_edit_distance(key, names[i]);
+
+		if (d < best_d)
+			best = names[i], best_d = d;
+	}
+	return best;
+}

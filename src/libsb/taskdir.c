@@ -494,6 +494,7 @@ sb_task_load(int dataset_fd, const char *name, const char *display_dir, struct s
 	struct sb_error *err = NULL;
 	struct sb_task *t;
 	size_t before = diags->n;
+	bool config_read = false;
 
 	t = sb_xcalloc(1, sizeof(*t));
 	t->name = sb_xstrdup(name);
@@ -517,6 +518,7 @@ sb_task_load(int dataset_fd, const char *name, const char *display_dir, struct s
 		sb_error_release(&err);
 		t->config = sb_xcalloc(1, sizeof(*t->config));
 	} else {
+		config_read = true;
 		t->config = sb_task_config_parse(cfg.s, cfg.len, cfgfile, diags);
 		if (t->config->id.s != NULL && strcmp(t->config->id.s, name) != 0)
 			sb_diags_add(diags, cfgfile, t->config->id.line, t->config->id.col,
@@ -539,7 +541,13 @@ sb_task_load(int dataset_fd, const char *name, const char *display_dir, struct s
 				    1, "the base image '%s' does not match the config's language '%s'",
 				    t->base, t->config->language.s);
 		}
-		check_config_paths(t, task_fd, cfgfile, dfile, diags);
+		/*
+		 * A config that cannot be read has been reported, and so has the Dockerfile's COPY of
+		 * it if that is what broke: checking its paths would only add a second, misleading
+		 * "must copy sse/config.yaml" for the same cause.
+		 */
+		if (config_read)
+			check_config_paths(t, task_fd, cfgfile, dfile, diags);
 	}
 	t->problems = (unsigned)(diags->n - before);
 	return t;
@@ -660,8 +668,20 @@ sb_dataset_load(const char *path, struct sb_dataset **ret, struct sb_diags *diag
 		struct stat st;
 		struct sb_task *t;
 
-		if (names[i][0] == '.' || sb_lstat_at(fd, names[i], &st, NULL) < 0)
+		struct sb_error *lerr = NULL;
+
+		if (names[i][0] == '.')
 			continue;
+		/* An entry that cannot be looked at (a name with a control byte, say) is reported,
+		 * never skipped in silence: the user would not know a task went missing. */
+		if (sb_lstat_at(fd, names[i], &st, &lerr) < 0) {
+			_cleanup_free_ char *disp = sb_xasprintf("%s/%s", d->path, names[i]);
+
+			sb_diags_add(diags, disp, 0, 0, "not a usable task folder: %s",
+			    sb_error_message(lerr));
+			sb_error_release(&lerr);
+			continue;
+		}
 		if (S_ISLNK(st.st_mode)) {
 			_cleanup_free_ char *disp = sb_xasprintf("%s/%s", d->path, names[i]);
 
@@ -706,4 +726,19 @@ sb_dataset_free(struct sb_dataset *d)
 	free(d->version);
 	free(d->canary);
 	free(d);
+}
+
+const char *
+sb_dataset_closest(const struct sb_dataset *d, const char *name)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+
+	for (size_t i = 0; i < d->n; i++) {
+		size_t dist = sb_edit_distance(name, d->tasks[i]->name);
+
+		if (dist < best_d)
+			best = d->tasks[i]->name, best_d = dist;
+	}
+	return best;
 }

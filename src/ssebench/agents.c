@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -119,6 +120,40 @@ load_npm(const char *file, const struct sb_ynode *it, struct agent_npm *ret, str
 	return 0;
 }
 
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+agent_names(const char *home, struct sb_argv *out)
+{
+	_cleanup_free_ char *dirs = sb_xasprintf("%s/agents:%s", home,
+	    cli_setting("SSEBENCH_AGENTS", ""));
+	char *save = NULL;
+
+	for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
+		_cleanup_close_ int fd = sb_open_dir(d, NULL);
+		char **names = NULL;
+		size_t n = 0;
+
+		if (fd < 0 || sb_list_dir_at(fd, ".", 1000, &names, &n, NULL) < 0)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			bool seen = false;
+
+			for (size_t k = 0; k < out->n; k++)
+				seen = seen || strcmp(out->v[k], names[i]) == 0;
+			if (!seen && sb_name_valid(names[i]))
+				sb_argv_push(out, names[i]);
+		}
+		sb_strv_free(names);
+	}
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(char *), cmp_str);
+}
+
 int
 agent_load(const char *home, const char *name, struct agent_info *ret, struct sb_error **err)
 {
@@ -147,9 +182,16 @@ agent_load(const char *home, const char *name, struct agent_info *ret, struct sb
 			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
 	}
-	if (fd < 0)
+	if (fd < 0) {
+		_cleanup_argv_ struct sb_argv names = SB_ARGV_INIT;
+		const char *near;
+
+		agent_names(home, &names);
+		near = sb_closest(name, (const char *const *)names.v, names.n);
 		return sb_error_set(err, ENOENT,
-		    "no agent '%s' (looked in %s/agents and $SSEBENCH_AGENTS)", name, home);
+		    "no agent '%s' (looked in %s/agents and $SSEBENCH_AGENTS)%s%s%s", name, home,
+		    near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+	}
 	file = sb_xasprintf("%s/agent.yaml", dir);
 	if (sb_read_file_at(fd, "agent.yaml", 0, &b, err) < 0)
 		return sb_error_prefix(err, "agent '%s'", name);

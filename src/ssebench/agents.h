@@ -36,6 +36,10 @@ struct agent_info {
 };
 
 /* Find agents/<name> (the home's, then $SSEBENCH_AGENTS) and read its agent.yaml. */
+/* The agents' names, sorted: every folder of home's agents/ and of $SSEBENCH_AGENTS. */
+struct sb_argv;
+void agent_names(const char *home, struct sb_argv *out);
+
 int agent_load(const char *home, const char *name, struct agent_info *ret, struct sb_error **err);
 void agent_info_release(struct agent_info *a);
 

@@ -34,6 +34,16 @@ struct option;
 int cli_getopt(const struct cli_command *cmd, int argc, char **argv, const char *shortopts,
     const struct option *longopts, int *ret_exit);
 
+/* Say that ds has no task name, with the closest id if one is near; return 1. */
+struct sb_dataset;
+int cli_no_task(const struct sb_dataset *ds, const char *name);
+
+/* NULL if the Docker engine answers; else what is wrong and what to do (malloc'd). */
+char *cli_engine_problem(void);
+
+/* 0 if the Docker engine answers; else say so, with what to do, and return 1. */
+int cli_need_engine(void);
+
 /* The SSEBench home: SSEBENCH_HOME, a checkout above the working directory, or the
  * source tree this binary was built from. Never NULL. */
 const char *cli_home(void);
@@ -43,18 +53,31 @@ const char *cli_setting(const char *name, const char *def);
 
 struct sb_argv;
 
+struct sb_diags;
+
 /*
  * The KEY=value lines of a .env file's text (changed in place) into env: # comments, an
  * "export " prefix, trailing blanks and one pair of surrounding quotes are dropped; a line
- * with no '=' is skipped.
+ * with no '=' or a KEY that is no variable name is skipped, and added to diags (if not
+ * NULL) as ".env:LINE".
  */
-void cli_dotenv_parse(char *text, struct sb_argv *env);
+void cli_dotenv_parse(char *text, struct sb_argv *env, struct sb_diags *diags);
 
 /* The image registry prefix: SSEBENCH_REGISTRY, default "localhost/ssebench". */
 const char *cli_registry(void);
 
 /* The default dataset directory (the home's datasets/pilot). malloc'd. */
 char *cli_default_dataset(void);
+
+/*
+ * Text the CLI did not write itself (task, agent, model, run and file names, a task file's
+ * values, anything a container or a run directory holds), made safe for a terminal: every
+ * control byte, backslash and invalid UTF-8 escaped (sb_escape), so it can neither forge an
+ * output line nor send the terminal a command. NULL gives "". Every stdout line the CLI
+ * prints passes its untrusted parts through here (stderr goes through sb_log, which escapes
+ * too). The result is the CLI's: valid until 16 more calls, never freed by the caller.
+ */
+const char *cli_safe(const char *s);
 
 /* A JSON value on stdout, indented, with a newline (the commands' --json). */
 struct json_t;

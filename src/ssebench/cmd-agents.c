@@ -11,6 +11,7 @@
 
 #include "sb/argv.h"
 #include "sb/exit.h"
+#include "sb/json.h"
 #include "sb/fs.h"
 #include "sb/mem.h"
 #include "sb/parse.h"
@@ -18,72 +19,80 @@
 #include "agents.h"
 #include "cli.h"
 
-static int
-cmp_str(const void *a, const void *b)
+/* One agent for `agents list --json`: its name, version and npm packages, or why not usable. */
+static json_t *
+agent_json(const char *name, const struct agent_info *ag, const struct sb_error *err)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
+	json_t *o = json_object(), *npm = json_array();
 
-/* The agents' names: every folder of the home's agents/ and of $SSEBENCH_AGENTS. */
-static void
-agent_names(struct sb_argv *out)
-{
-	_cleanup_free_ char *dirs = sb_xasprintf("%s/agents:%s", cli_home(),
-	    cli_setting("SSEBENCH_AGENTS", ""));
-	char *save = NULL;
-
-	for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
-		_cleanup_close_ int fd = sb_open_dir(d, NULL);
-		char **names = NULL;
-		size_t n = 0;
-
-		if (fd < 0 || sb_list_dir_at(fd, ".", 1000, &names, &n, NULL) < 0)
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			bool seen = false;
-
-			for (size_t k = 0; k < out->n; k++)
-				seen = seen || strcmp(out->v[k], names[i]) == 0;
-			if (!seen && sb_name_valid(names[i]))
-				sb_argv_push(out, names[i]);
-		}
-		sb_strv_free(names);
+	json_object_set_new(o, "name", json_string(name));
+	json_object_set_new(o, "usable", json_boolean(err == NULL));
+	if (err != NULL) {
+		json_object_set_new(o, "problem", json_string(sb_error_message(err)));
+		json_decref(npm);
+		return o;
 	}
-	if (out->n > 1)
-		qsort(out->v, out->n, sizeof(char *), cmp_str);
+	json_object_set_new(o, "version", json_string(ag->version));
+	for (size_t k = 0; k < ag->n_npm; k++) {
+		json_t *p = json_object();
+
+		json_object_set_new(p, "package", json_string(ag->npm[k].package));
+		json_object_set_new(p, "version", json_string(ag->npm[k].version));
+		json_object_set_new(p, "arch", ag->npm[k].arch ? json_string(ag->npm[k].arch) : json_null());
+		json_array_append_new(npm, p);
+	}
+	json_object_set_new(o, "npm", npm);
+	return o;
 }
 
 int
 cmd_agents_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	_cleanup_argv_ struct sb_argv names = SB_ARGV_INIT;
+	_cleanup_json_ json_t *all = json_array();
+	bool as_json = false;
 	int c, rc = 0;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1)
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
 		if (c == -2)
 			return rc;
+		if (c == 'j')
+			as_json = true;
+	}
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	agent_names(&names);
+	agent_names(cli_home(), &names);
 	for (size_t i = 0; i < names.n; i++) {
 		struct agent_info ag = { NULL, NULL, NULL, NULL, 0, false };
 		struct sb_error *err = NULL;
 
 		if (agent_load(cli_home(), names.v[i], &ag, &err) < 0) {
 			/* Not an agent folder (no agent.yaml), or a broken one: say which. */
-			printf("%-14s (not usable: %s)\n", names.v[i], sb_error_message(err));
+			if (as_json)
+				json_array_append_new(all, agent_json(names.v[i], NULL, err));
+			else
+				printf("%-14s (not usable: %s)\n", cli_safe(names.v[i]),
+				    cli_safe(sb_error_message(err)));
 			sb_error_release(&err);
 			continue;
 		}
-		printf("%-14s %-14s", ag.name, ag.version);
+		if (as_json) {
+			json_array_append_new(all, agent_json(names.v[i], &ag, NULL));
+			agent_info_release(&ag);
+			continue;
+		}
+		printf("%-14s %-14s", cli_safe(ag.name), cli_safe(ag.version));
 		for (size_t k = 0; k < ag.n_npm; k++)
-			printf("%s npm %s@%s%s%s", k ? "," : "", ag.npm[k].package, ag.npm[k].version,
-			    ag.npm[k].arch ? " " : "", ag.npm[k].arch ? ag.npm[k].arch : "");
+			printf("%s npm %s@%s%s%s", k ? "," : "", cli_safe(ag.npm[k].package),
+			    cli_safe(ag.npm[k].version), ag.npm[k].arch ? " " : "",
+			    cli_safe(ag.npm[k].arch));
 		printf("\n");
 		agent_info_release(&ag);
 	}
+	if (as_json)
+		cli_print_json(all);
 	return SB_EXIT_OK;
 }
 
@@ -102,7 +111,7 @@ cmd_agents_fetch(const struct cli_command *cmd, int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		sb_argv_push(&names, argv[i]);
 	if (names.n == 0)
-		agent_names(&names);
+		agent_names(cli_home(), &names);
 	for (size_t i = 0; i < names.n; i++) {
 		struct agent_info ag = { NULL, NULL, NULL, NULL, 0, false };
 		struct sb_error *err = NULL;
@@ -122,8 +131,8 @@ cmd_agents_fetch(const struct cli_command *cmd, int argc, char **argv)
 			sb_error_release(&err);
 			failed++;
 		} else if (ag.n_npm > 0) {
-			printf("%s: %zu npm package%s in %s/npm\n", ag.name, n, n == 1 ? "" : "s",
-			    cache);
+			printf("%s: %zu npm package%s in %s/npm\n", cli_safe(ag.name), n,
+			    n == 1 ? "" : "s", cli_safe(cache));
 		}
 		agent_info_release(&ag);
 	}

@@ -24,7 +24,6 @@ cmd_images_base(const struct cli_command *cmd, int argc, char **argv)
 	static const char *const all[] = { "c", "go", "rust", NULL };
 	struct images im = { cli_home(), -1, false };
 	struct sb_error *err = NULL;
-	_cleanup_free_ char *why = NULL;
 	int c, rc = 0, failed = 0;
 
 	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1)
@@ -34,8 +33,8 @@ cmd_images_base(const struct cli_command *cmd, int argc, char **argv)
 		if (strcmp(argv[i], "c") != 0 && strcmp(argv[i], "go") != 0 &&
 		    strcmp(argv[i], "rust") != 0)
 			return cli_usage_error(cmd, "unknown language '%s' (c, go, rust)", argv[i]);
-	if (!docker_engine_ok(&why))
-		return cli_fail("Docker does not answer (%s); run scripts/docker-up (as root)", why);
+	if (cli_need_engine() != 0)
+		return SB_EXIT_FAILURE;
 	for (int i = 0; (optind < argc ? optind + i < argc : all[i] != NULL); i++) {
 		const char *lang = optind < argc ? argv[optind + i] : all[i];
 
@@ -59,7 +58,7 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
-	_cleanup_free_ char *dir = NULL, *tasks = NULL, *why = NULL;
+	_cleanup_free_ char *dir = NULL, *tasks = NULL;
 	struct images im = { cli_home(), -1, false };
 	struct sb_dataset *ds = NULL;
 	struct sb_error *err = NULL;
@@ -98,14 +97,15 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 			for (size_t i = 0; i < ds->n && !found; i++)
 				found = strcmp(ds->tasks[i]->name, t) == 0;
 			if (!found) {
+				rc = cli_no_task(ds, t);
 				sb_dataset_free(ds);
-				return cli_fail("no task '%s' in %s", t, dir);
+				return rc;
 			}
 		}
 	}
-	if (!docker_engine_ok(&why)) {
+	if (cli_need_engine() != 0) {
 		sb_dataset_free(ds);
-		return cli_fail("Docker does not answer (%s); run scripts/docker-up (as root)", why);
+		return SB_EXIT_FAILURE;
 	}
 	slash = strrchr(ds->path, '/');
 	for (size_t i = 0; i < ds->n; i++) {

@@ -207,8 +207,8 @@ cmd_models_list(const struct cli_command *cmd, int argc, char **argv)
 	} else {
 		/* The provider key's name only: the proxy holds the key, in its environment. */
 		for (size_t i = 0; i < m.n; i++)
-			printf("%-24s %-36s %s\n", m.v[i].name, m.v[i].target,
-			    m.v[i].key_env ? m.v[i].key_env : "-");
+			printf("%-24s %-36s %s\n", cli_safe(m.v[i].name), cli_safe(m.v[i].target),
+			    cli_safe(m.v[i].key_env ? m.v[i].key_env : "-"));
 	}
 	models_release(&m);
 	if (diags.n > 0) {

@@ -157,9 +157,9 @@ cmd_jobs_list(const struct cli_command *cmd, int argc, char **argv)
 			const json_t *k = json_object_get(o, "counts");
 
 			printf("%-28s %-20s %-11s %6lld %6lld %6lld %6lld %6lld\n",
-			    json_string_value(json_object_get(o, "id")),
-			    json_string_value(json_object_get(o, "created_at")) ?: "?",
-			    json_string_value(json_object_get(o, "state")),
+			    cli_safe(json_string_value(json_object_get(o, "id"))),
+			    cli_safe(json_string_value(json_object_get(o, "created_at")) ?: "?"),
+			    cli_safe(json_string_value(json_object_get(o, "state"))),
 			    (long long)json_integer_value(json_object_get(k, "runs")),
 			    (long long)json_integer_value(json_object_get(k, "passed")),
 			    (long long)(json_integer_value(json_object_get(k, "failed")) +
@@ -205,21 +205,21 @@ cmd_jobs_show(const struct cli_command *cmd, int argc, char **argv)
 		return SB_EXIT_OK;
 	}
 	job_counts_of(&j, &k);
-	printf("job %s (%s), created %s\n", j.id, json_string_value(json_object_get(o, "state")),
-	    json_string_value(json_object_get(j.spec, "created_at")) ?: "?");
-	printf("directory: %s\n", j.path);
+	printf("job %s (%s), created %s\n", cli_safe(j.id),
+	    cli_safe(json_string_value(json_object_get(o, "state"))),
+	    cli_safe(json_string_value(json_object_get(j.spec, "created_at")) ?: "?"));
+	printf("directory: %s\n", cli_safe(j.path));
 	printf("runs: %zu: %zu passed, %zu failed, %zu forfeit, %zu error%s, %zu skipped, %zu not "
 	       "run\n",
 	    k.total, k.passed, k.failed, k.forfeit, k.errors, k.errors == 1 ? "" : "s", k.skipped,
 	    k.pending + k.running);
 	for (size_t i = 0; i < j.n; i++) {
 		const struct job_slot *s = &j.slots[i];
-		_cleanup_free_ char *key = sb_escape(s->key);
-		_cleanup_free_ char *why = s->reason ? sb_escape(s->reason) : NULL;
 
-		printf("  %-60s %-8s %-24s%s%s\n", key,
-		    s->state == JOB_SLOT_DONE ? s->status : job_slot_state_name(s->state),
-		    s->run_id ? s->run_id : "-", why ? " " : "", why ? why : "");
+		printf("  %-60s %-8s %-24s%s%s\n", cli_safe(s->key),
+		    cli_safe(s->state == JOB_SLOT_DONE ? s->status : job_slot_state_name(s->state)),
+		    cli_safe(s->run_id ? s->run_id : "-"), s->reason ? " " : "",
+		    cli_safe(s->reason));
 	}
 	job_release(&j);
 	return SB_EXIT_OK;

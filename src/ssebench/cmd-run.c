@@ -967,7 +967,7 @@ static int
 do_run(struct run_opts *o)
 {
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
-	_cleanup_free_ char *why = NULL, *dataset_name = NULL, *case_image = NULL;
+	_cleanup_free_ char *dataset_name = NULL, *case_image = NULL;
 	_cleanup_free_ char *agent_image = NULL, *run_dir = NULL, *parent = NULL;
 	_cleanup_free_ char *secrets_dir = NULL, *secrets = NULL, *ref = NULL, *net = NULL;
 	_cleanup_free_ char *mem = NULL, *cpus = NULL, *pids = NULL, *log_path = NULL;
@@ -1035,25 +1035,18 @@ do_run(struct run_opts *o)
 		if (strcmp(ds->tasks[i]->name, o->task) == 0)
 			task = ds->tasks[i];
 	if (task == NULL) {
-		rc = cli_fail("no task '%s' in %s", o->task, ds->path);
+		rc = cli_no_task(ds, o->task);
 		goto out;
 	}
 	if (task->problems > 0) {
 		for (size_t i = 0; i < diags.n; i++)
 			if (strncmp(diags.v[i].file, task->display, strlen(task->display)) == 0)
-				fprintf(stderr, "%s:%u:%u: %s\n", diags.v[i].file, diags.v[i].line,
-				    diags.v[i].col, diags.v[i].msg);
+				sb_diag_print(&diags.v[i], stderr);
 		rc = cli_fail("the task '%s' is not valid (see above)", o->task);
 		goto out;
 	}
 	if (reference && task->config->files.patch.s == NULL) {
 		rc = cli_fail("the task '%s' has no files.patch for the reference agent", o->task);
-		goto out;
-	}
-	if (o->run_id != NULL && !sb_run_id_valid(o->run_id)) {
-		rc = cli_fail("'%s' is not a run id ([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64, not "
-			      "'latest')",
-		    o->run_id);
 		goto out;
 	}
 	if (o->run_id == NULL)
@@ -1069,10 +1062,8 @@ do_run(struct run_opts *o)
 			goto out;
 		}
 	}
-	if (!docker_engine_ok(&why)) {
-		rc = cli_fail("Docker does not answer (%s); run scripts/docker-up (as root)", why);
+	if ((rc = cli_need_engine()) != 0)
 		goto out;
-	}
 	if (o->runtime != NULL && check_runtime(o->runtime, &err) < 0)
 		goto fail;
 	mem = run_limit(SB_RUN_LIMIT_MEMORY);
@@ -1519,7 +1510,8 @@ do_run(struct run_opts *o)
 		const char *status = json_string_value(json_object_get(pr, "status"));
 		const char *msg = json_string_value(json_object_get(pr, "error_msg"));
 
-		printf("%s: %s", o->run_id, status ? status : "?");
+		/* The record came out of the container: every string in it is escaped. */
+		printf("%s: %s", o->run_id, cli_safe(status ? status : "?"));
 		if (json_is_boolean(json_object_get(pr, "build_success")))
 			printf(" (build %s", json_is_true(json_object_get(pr, "build_success")) ? "ok"
 												 : "failed");
@@ -1537,7 +1529,7 @@ do_run(struct run_opts *o)
 			printf(")");
 		printf("\n");
 		if (msg != NULL)
-			printf("%s: %s\n", status ? status : "?", msg);
+			printf("%s: %s\n", cli_safe(status ? status : "?"), cli_safe(msg));
 		print_scope(json_object_get(json_object_get(result, "grading_result"), "patch_scope"),
 		    json_object_get(json_object_get(result, "grading_result"), "reverted_paths"));
 		run_print_flags(stdout, flags, flags_total);
@@ -1652,6 +1644,7 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool runtime_flag = false;
 	uint64_t n;
 	int c, rc = 0;
 
@@ -1702,7 +1695,7 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 					    SB_JOB_ATTEMPTS_MAX);
 			o->attempt = (unsigned)n;
 			break;
-		case 'R': free(o->runtime); o->runtime = sb_xstrdup(optarg); break;
+		case 'R': free(o->runtime); o->runtime = sb_xstrdup(optarg); runtime_flag = true; break;
 		case 'k': o->keep = true; break;
 		case 'p': o->require_pass = true; break;
 		case 'd':
@@ -1742,13 +1735,22 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 	}
 	if (o->task == NULL && o->agents.n == 0 && o->config == NULL)
 		return *ret_rc = cli_usage_error(cmd, "--task and --agent are required");
+	/* Name where a bad value came from: a flag the user did not type is a setting. */
 	if (strcmp(o->egress, "restricted") != 0 && strcmp(o->egress, "open") != 0)
-		return *ret_rc = cli_usage_error(cmd, "--egress must be restricted or open");
+		return *ret_rc = o->egress_set
+		    ? cli_usage_error(cmd, "--egress must be restricted or open")
+		    : cli_usage_error(cmd, "SSEBENCH_EGRESS (%s) must be restricted or open",
+			  getenv("SSEBENCH_EGRESS") != NULL ? "environment" : ".env");
+	if (o->run_id != NULL && !sb_run_id_valid(o->run_id))
+		return *ret_rc = cli_usage_error(cmd, "--run-id: '%s' is not a run id "
+						 "([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64, not 'latest')",
+		    o->run_id);
 	if (strcmp(o->mode, "sandbox") != 0 && strcmp(o->mode, "sidecar") != 0)
 		return *ret_rc = cli_usage_error(cmd, "--mode must be sandbox or sidecar");
 	if (o->runtime != NULL && !runtime_name_valid(o->runtime))
-		return *ret_rc = cli_usage_error(cmd, "--runtime must be the name of a container runtime "
-					    "([A-Za-z0-9][A-Za-z0-9._-]*), such as runsc");
+		return *ret_rc = cli_usage_error(cmd, "%s must be the name of a container runtime "
+						 "([A-Za-z0-9][A-Za-z0-9._-]*), such as runsc",
+		    runtime_flag ? "--runtime" : "SSEBENCH_RUNTIME");
 	if (strcmp(o->mode, "sidecar") == 0)
 		sb_log(SB_LOG_WARN, "sidecar mode is experimental: the agent container has no "
 				    "toolchain for the project (docs/sidecar.md)");

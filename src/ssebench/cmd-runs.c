@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "sb/argv.h"
@@ -20,6 +21,7 @@
 #include "sb/fs.h"
 #include "sb/json.h"
 #include "sb/limits.h"
+#include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/parse.h"
 
@@ -43,8 +45,12 @@ inspect_labelled(const char *label_filter, struct sb_error **err)
 
 	sb_argv_pushl(&a, "ps", "-a", "-q", "--no-trunc", "--filter", NULL);
 	sb_argv_pushf(&a, "label=%s", label_filter);
-	if (docker_output(&a, &out, err) != 0)
-		return sb_error_set(err, EIO, "docker ps failed"), NULL;
+	if (docker_output(&a, &out, err) != 0) {
+		_cleanup_free_ char *problem = cli_engine_problem();
+
+		sb_error_release(err);
+		return sb_error_set(err, EIO, "%s", problem ? problem : "docker ps failed"), NULL;
+	}
 	sb_argv_pushl(&ids, "inspect", NULL);
 	for (char *id = strtok_r(out, "\n", &save); id; id = strtok_r(NULL, "\n", &save))
 		sb_argv_push(&ids, id);
@@ -140,17 +146,17 @@ runs_list(const struct cli_command *cmd, int argc, char **argv)
 		    "TASK", "AGENT", "MODEL");
 		json_array_foreach (runs, i, e)
 			printf("%-28s %-13s %-9s %-5lld %-30s %-12s %s\n",
-			    json_string_value(json_object_get(e, "run_id")) ?: "?",
+			    cli_safe(json_string_value(json_object_get(e, "run_id")) ?: "?"),
 			    json_string_value(json_object_get(e, "role")) != NULL
 				? (strcmp(json_string_value(json_object_get(e, "role")), "task") == 0
 					  ? "sidecar task"
 					  : "sidecar agent")
 				: "sandbox",
-			    json_string_value(json_object_get(e, "state")),
+			    cli_safe(json_string_value(json_object_get(e, "state"))),
 			    (long long)json_integer_value(json_object_get(e, "exit_code")),
-			    json_string_value(json_object_get(e, "task")) ?: "?",
-			    json_string_value(json_object_get(e, "agent")) ?: "?",
-			    json_string_value(json_object_get(e, "model")) ?: "?");
+			    cli_safe(json_string_value(json_object_get(e, "task")) ?: "?"),
+			    cli_safe(json_string_value(json_object_get(e, "agent")) ?: "?"),
+			    cli_safe(json_string_value(json_object_get(e, "model")) ?: "?"));
 	}
 	json_decref(runs);
 	return SB_EXIT_OK;
@@ -248,7 +254,7 @@ runs_inspect(const struct cli_command *cmd, int argc, char **argv)
 				if (strcmp(k, "flags") == 0 || strcmp(k, "flags_total") == 0)
 					continue;
 				s = sb_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-				printf("%-14s %s\n", k, s);
+				printf("%-14s %s\n", cli_safe(k), cli_safe(s));
 			}
 			run_print_flags(stdout, json_object_get(e, "flags"),
 			    json_integer_value(json_object_get(e, "flags_total")));
@@ -391,26 +397,119 @@ runs_remove(const struct cli_command *cmd, int argc, char **argv)
 }
 
 /*
+ * `runs exec`: a command in a run's container, as docker exec runs it: argv only, never
+ * through a shell of ours; its exit status is the command's (docker's 125-127 when it
+ * could not start it).
+ */
+static int
+runs_exec(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "user", required_argument, NULL, 'u' },
+		{ "workdir", required_argument, NULL, 'w' },
+		{ "container", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 } };
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	const char *user = NULL, *workdir = NULL, *role = "task", *id, *target = NULL;
+	struct sb_error *err = NULL;
+	struct sb_cmd_result r;
+	json_t *arr = NULL, *c;
+	size_t i;
+	int opt, rc = 0;
+
+	while ((opt = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
+		switch (opt) {
+		case -2: return rc;
+		case 'u': user = optarg; break;
+		case 'w': workdir = optarg; break;
+		case 'c': role = optarg; break;
+		default: break;
+		}
+	}
+	if (strcmp(role, "task") != 0 && strcmp(role, "agent") != 0)
+		return cli_usage_error(cmd, "--container must be task or agent");
+	if (optind >= argc)
+		return cli_usage_error(cmd, "expected RUN_ID -- COMMAND [ARG...]");
+	id = argv[optind++];
+	if (optind < argc && strcmp(argv[optind], "--") == 0)
+		optind++;
+	if (optind >= argc)
+		return cli_usage_error(cmd, "no command to run (RUN_ID -- COMMAND [ARG...])");
+	if ((rc = find_run(id, &arr, &err)) != 0)
+		return rc;
+	/* Sandbox mode has one container; sidecar mode a task and an agent container. */
+	json_array_foreach (arr, i, c) {
+		const char *r_role = container_label(c, "ssebench.sidecar-role");
+
+		if (r_role == NULL ? strcmp(role, "task") == 0 : strcmp(r_role, role) == 0)
+			target = json_string_value(json_object_get(c, "Id"));
+	}
+	if (target == NULL) {
+		json_decref(arr);
+		return cli_fail("the run '%s' has no %s container%s", id, role,
+		    strcmp(role, "agent") == 0 ? " (only sidecar runs have one)" : "");
+	}
+	sb_argv_pushl(&a, "exec", "-i", NULL);
+	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		sb_argv_push(&a, "-t");
+	if (user != NULL)
+		sb_argv_pushl(&a, "--user", user, NULL);
+	if (workdir != NULL)
+		sb_argv_pushl(&a, "--workdir", workdir, NULL);
+	sb_argv_push(&a, target);
+	json_decref(arr);
+	for (int k = optind; k < argc; k++)
+		sb_argv_push(&a, argv[k]);
+	if (docker_run(&a, DOCKER_INHERIT | DOCKER_STDIN, -1, NULL, 0, 0, &r, &err) < 0) {
+		rc = cli_fail("%s", sb_error_message(err));
+		sb_error_release(&err);
+		return rc;
+	}
+	rc = r.exit_code;
+	sb_cmd_result_release(&r);
+	return rc;
+}
+
+/* A run directory whose summary could not be used: where, and why ({path, why}). */
+static void
+add_skipped(json_t *skipped, const char *path, const char *why)
+{
+	json_array_append_new(skipped, json_pack("{s:s, s:s}", "path", path, "why", why));
+}
+
+/*
  * Collect summary.json files below dir (at any depth, bounded). A run directory's own
  * summary only: the walk never goes below a run directory (run_dir_is), whose archive/
- * holds what the agent left.
+ * holds what the agent left. A run directory whose summary is missing, unreadable or not
+ * a JSON object goes to skipped with the reason, never dropped in silence.
  */
 static void
-scan_summaries(const char *dir, unsigned depth, json_t *out)
+scan_summaries(const char *dir, unsigned depth, json_t *out, json_t *skipped)
 {
 	_cleanup_close_ int dfd = -1;
 	DIR *d;
 	struct dirent *de;
 
-	if (depth > 8 || (dfd = sb_open_dir(dir, NULL)) < 0)
+	if (depth > 8) {
+		add_skipped(skipped, dir, "more than 8 directories deep");
+		return;
+	}
+	if ((dfd = sb_open_dir(dir, NULL)) < 0)
 		return;
 	if (run_dir_is(dfd)) {
+		struct sb_error *err = NULL;
 		json_t *s = NULL;
 
-		if (sb_json_load_file_at(dfd, "summary.json", SB_JSON_FILE_MAX, &s, NULL) == 0 &&
-		    json_is_object(s))
+		if (sb_json_load_file_at(dfd, "summary.json", SB_JSON_FILE_MAX, &s, &err) < 0)
+			add_skipped(skipped, dir, sb_error_code(err) == ENOENT
+				? "no summary.json (the run is still going, or stopped before "
+				  "writing it)"
+				: sb_error_message(err));
+		else if (!json_is_object(s))
+			add_skipped(skipped, dir, "summary.json is not a JSON object");
+		else
 			json_array_append_new(out, run_summary_row(s, dir));
-		json_decref(s); /* unparsable summaries are skipped, as upstream */
+		sb_error_release(&err);
+		json_decref(s);
 		return;
 	}
 	if ((d = opendir(dir)) == NULL)
@@ -425,7 +524,7 @@ scan_summaries(const char *dir, unsigned depth, json_t *out)
 		if (lstat(p, &st) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode))
-			scan_summaries(p, depth + 1, out);
+			scan_summaries(p, depth + 1, out, skipped);
 	}
 	closedir(d);
 }
@@ -446,7 +545,7 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	_cleanup_free_ char *dir = NULL;
-	json_t *found = json_array(), *sorted = json_array(), **v, *e;
+	json_t *found = json_array(), *sorted = json_array(), *skipped = json_array(), **v, *e;
 	bool as_json = false;
 	size_t n, i;
 	int c, rc = 0;
@@ -463,7 +562,26 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	scan_summaries(dir ? dir : results_root(), 0, found);
+	{
+		const char *root = dir ? dir : results_root();
+		struct stat st;
+
+		/* A directory the user named must be there; the default may not be yet. */
+		if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			json_decref(found);
+			json_decref(sorted);
+			json_decref(skipped);
+			if (dir != NULL || errno != ENOENT)
+				return cli_fail("cannot read the results directory '%s': %s", root,
+				    errno == 0 ? "not a directory" : strerror(errno));
+			if (as_json)
+				cli_print_json(json_pack("{s:[], s:{}, s:[]}", "runs", "tiers", "skipped"));
+			else
+				printf("no runs: %s does not exist yet\n", cli_safe(root));
+			return SB_EXIT_OK;
+		}
+		scan_summaries(root, 0, found, skipped);
+	}
 	n = json_array_size(found);
 	v = sb_xcalloc(n ? n : 1, sizeof(*v));
 	json_array_foreach (found, i, e)
@@ -517,11 +635,11 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 					header = true;
 				}
 				printf("%-28s %-8s %-30s %-12s %-20s %s\n",
-				    json_string_value(json_object_get(e, "run_id")) ?: "?",
-				    groups[g].tier == NULL ? "unscored" : st ?: "?",
-				    json_string_value(json_object_get(e, "task")) ?: "?",
-				    json_string_value(json_object_get(e, "agent")) ?: "?",
-				    json_string_value(json_object_get(e, "model")) ?: "?",
+				    cli_safe(json_string_value(json_object_get(e, "run_id")) ?: "?"),
+				    groups[g].tier == NULL ? "unscored" : cli_safe(st ?: "?"),
+				    cli_safe(json_string_value(json_object_get(e, "task")) ?: "?"),
+				    cli_safe(json_string_value(json_object_get(e, "agent")) ?: "?"),
+				    cli_safe(json_string_value(json_object_get(e, "model")) ?: "?"),
 				    json_is_true(json_object_get(e, "reference_run")) ? "reference" : "");
 			}
 			if (groups[g].tier != NULL)
@@ -538,14 +656,32 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 				printf("%zu run%s, %zu passed\n", runs, runs == 1 ? "" : "s", passed);
 		}
 		if (as_json) {
-			json_t *out = json_pack("{s:O, s:o}", "runs", sorted, "tiers", counts);
+			json_t *out = json_pack("{s:O, s:o, s:O}", "runs", sorted, "tiers", counts,
+			    "skipped", skipped);
 
 			cli_print_json(out);
 			json_decref(out);
 		} else {
 			json_decref(counts);
+			if (!any_header)
+				printf("no runs in %s\n", cli_safe(dir ? dir : results_root()));
 		}
 	}
+	/* Said on stderr, so a pipe of the table stays a table. */
+	if (json_array_size(skipped) > 0) {
+		sb_log(SB_LOG_WARN, "%zu run director%s skipped:", json_array_size(skipped),
+		    json_array_size(skipped) == 1 ? "y" : "ies");
+		json_array_foreach (skipped, i, e) {
+			if (i == 5) {
+				sb_log(SB_LOG_WARN, "  ... and %zu more (--json lists them all)",
+				    json_array_size(skipped) - 5);
+				break;
+			}
+			sb_log(SB_LOG_WARN, "  %s: %s", json_string_value(json_object_get(e, "path")),
+			    json_string_value(json_object_get(e, "why")));
+		}
+	}
+	json_decref(skipped);
 	json_decref(sorted);
 	return SB_EXIT_OK;
 }
@@ -557,6 +693,8 @@ cmd_runs(const struct cli_command *cmd, int argc, char **argv)
 
 	if (strcmp(name, "list") == 0)
 		return runs_list(cmd, argc, argv);
+	if (strcmp(name, "exec") == 0)
+		return runs_exec(cmd, argc, argv);
 	if (strcmp(name, "inspect") == 0)
 		return runs_inspect(cmd, argc, argv);
 	if (strcmp(name, "logs") == 0)

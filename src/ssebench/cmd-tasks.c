@@ -107,6 +107,13 @@ cmd_tasks_list(const struct cli_command *cmd, int argc, char **argv)
 		sb_error_release(&err);
 		return rc;
 	}
+	if (ds->n == 0) {
+		rc = cli_fail("%s has no task folders (a dataset is a directory of task folders; "
+			      "run 'ssebench dataset validate %s')",
+		    ds->path, ds->path);
+		sb_dataset_free(ds);
+		return rc;
+	}
 	if (as_json) {
 		json_t *arr = json_array();
 		char *s;
@@ -123,9 +130,10 @@ cmd_tasks_list(const struct cli_command *cmd, int argc, char **argv)
 			const struct sb_task *t = ds->tasks[i];
 
 			if (t->problems == 0) {
-				wid = strlen(t->name) > wid ? strlen(t->name) : wid;
-				if (t->config->language.s != NULL && strlen(t->config->language.s) > wlang)
-					wlang = strlen(t->config->language.s);
+				size_t n = strlen(cli_safe(t->name)), l = strlen(cli_safe(t->config->language.s));
+
+				wid = n > wid ? n : wid;
+				wlang = l > wlang ? l : wlang;
 			}
 		}
 		fprintf(stdout, "%-*s  %-*s  %s\n", (int)wid, "ID", (int)wlang, "LANGUAGE", "PROJECT");
@@ -134,17 +142,20 @@ cmd_tasks_list(const struct cli_command *cmd, int argc, char **argv)
 
 			if (t->problems > 0)
 				continue;
-			fprintf(stdout, "%-*s  %-*s  %s\n", (int)wid, t->name, (int)wlang,
-			    t->config->language.s, t->config->project.s);
+			fprintf(stdout, "%-*s  %-*s  %s\n", (int)wid, cli_safe(t->name), (int)wlang,
+			    cli_safe(t->config->language.s), cli_safe(t->config->project.s));
 		}
 	}
 	for (size_t i = 0; i < ds->n; i++)
 		bad += ds->tasks[i]->problems > 0;
-	if (diags.n > 0) {
+	if (bad > 0)
 		rc = cli_fail("%s: %zu of %zu tasks have problems and are not listed; run "
 			      "'ssebench dataset validate %s'",
 		    ds->path, bad, ds->n, ds->path);
-	}
+	else if (diags.n > 0)
+		rc = cli_fail("%s: the dataset has problems (its dataset.yaml or a folder that is "
+			      "no task); run 'ssebench dataset validate %s'",
+		    ds->path, ds->path);
 	if (fflush(stdout) != 0)
 		rc = cli_fail("writing the list: %s", strerror(errno));
 	sb_dataset_free(ds);

@@ -1095,9 +1095,10 @@ report(struct verify *vf, double wall)
 		const struct vtask *vt = &vf->v[i];
 
 		for (size_t k = 0; k < vt->failures.n; k++)
-			printf("%s: FAIL: %s\n", vt->t->name, vt->failures.v[k]);
+			printf("%s: FAIL: %s\n", cli_safe(vt->t->name), cli_safe(vt->failures.v[k]));
 		for (size_t k = 0; k < vt->warnings.n; k++)
-			printf("%s: warning: %s\n", vt->t->name, vt->warnings.v[k]);
+			printf("%s: warning: %s\n", cli_safe(vt->t->name),
+			    cli_safe(vt->warnings.v[k]));
 	}
 	printf("%zu task%s: %u ok, %u warn, %u FAIL%s%s; wall time %d s (%dh%02dm%02ds)\n", vf->n,
 	    vf->n == 1 ? "" : "s", ok, warn, fail, other ? ", interrupted: " : "",
@@ -1181,7 +1182,7 @@ select_tasks(struct verify *vf, char **names, int nnames, const struct sb_diags 
 			if (strcmp(vf->ds->tasks[k]->name, names[i]) == 0)
 				t = vf->ds->tasks[k];
 		if (t == NULL)
-			return cli_fail("no task '%s' in %s", names[i], vf->ds->path);
+			return cli_no_task(vf->ds, names[i]);
 		for (size_t k = 0; k < np; k++)
 			dup |= picked[k] == t;
 		if (!dup)
@@ -1208,8 +1209,7 @@ select_tasks(struct verify *vf, char **names, int nnames, const struct sb_diags 
 		}
 		if (other_task)
 			continue;
-		fprintf(stderr, "%s:%u:%u: %s\n", diags->v[i].file, diags->v[i].line,
-		    diags->v[i].col, diags->v[i].msg);
+		sb_diag_print(&diags->v[i], stderr);
 		bad++;
 	}
 	if (bad > 0)
@@ -1305,7 +1305,7 @@ static int
 do_verify(struct verify *vf, char **names, int nnames)
 {
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
-	_cleanup_free_ char *why = NULL, *script = NULL;
+	_cleanup_free_ char *script = NULL;
 	struct sb_error *err = NULL;
 	struct stat st;
 	double t0;
@@ -1330,9 +1330,8 @@ do_verify(struct verify *vf, char **names, int nnames)
 		if (stat(script, &st) < 0 || !S_ISREG(st.st_mode))
 			return cli_fail("no %s", script);
 	}
-	if (!docker_engine_ok(&why))
-		return cli_fail(
-		    "Docker does not answer (%s); run scripts/docker-up (as root)", why);
+	if (cli_need_engine() != 0)
+		return SB_EXIT_FAILURE;
 	{
 		_cleanup_free_ char *logs = sb_xasprintf("%s/logs", vf->out);
 		_cleanup_free_ char *runs = sb_xasprintf("%s/runs", vf->out);

@@ -52,6 +52,8 @@ docker_run(const struct sb_argv *args, unsigned flags, int out_fd, const char *s
 		cmd.stdin_fd = SB_CMD_CAPTURE;
 		cmd.stdin_data = stdin_data;
 		cmd.stdin_len = stdin_len;
+	} else if (flags & DOCKER_STDIN) {
+		cmd.stdin_fd = SB_CMD_INHERIT;
 	}
 	if (flags & DOCKER_CAPTURE) {
 		cmd.stdout_fd = SB_CMD_CAPTURE;

@@ -13,6 +13,7 @@ enum docker_flags {
 	DOCKER_CAPTURE = 1 << 0,  /* capture stdout and stderr into the result */
 	DOCKER_BUILDKIT = 1 << 1, /* DOCKER_BUILDKIT=1 (builds) */
 	DOCKER_INHERIT = 1 << 2,  /* stdout/stderr go to ours */
+	DOCKER_STDIN = 1 << 3,	  /* stdin is ours too (runs exec) */
 };
 
 /* The client's environment: only what it needs to find the engine and its config. */

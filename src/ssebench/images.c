@@ -54,7 +54,8 @@ progress(const char *fmt, ...)
 	va_start(ap, fmt);
 	msg = sb_xvasprintf(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "[%7.1f s] %s\n", t, msg);
+	/* Escaped: a message may quote a task's or a build's text. */
+	fprintf(stderr, "[%7.1f s] %s\n", t, cli_safe(msg));
 }
 
 char *

@@ -376,12 +376,8 @@ load_config(struct run_opts *o, struct sb_error **err)
 		for (const char *const *p = keys; *p != NULL; p++)
 			known = known || strcmp(k, *p) == 0;
 		if (!known) {
-			const char *best = NULL;
-			size_t best_d = 3;
+			const char *best = sb_closest(k, keys, SIZE_MAX);
 
-			for (const char *const *p = keys; *p != NULL; p++)
-				if (sb_edit_distance(k, *p) < best_d)
-					best = *p, best_d = sb_edit_distance(k, *p);
 			return sb_error_set(err, EINVAL, "%s:%u:%u: unknown key '%s'%s%s%s", f,
 			    root->keys[i]->line, root->keys[i]->col, k,
 			    best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
@@ -444,22 +440,6 @@ load_config(struct run_opts *o, struct sb_error **err)
 
 /* --- the matrix ------------------------------------------------------------------------- */
 
-/* The closest of names to key (within two edits), or NULL. */
-static const char *
-closest(const char *key, char *const *names, size_t n)
-{
-	const char *best = NULL;
-	size_t best_d = 3;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t d = sb_edit_distance(key, names[i]);
-
-		if (d < best_d)
-			best = names[i], best_d = d;
-	}
-	return best;
-}
-
 static bool
 argv_has(const struct sb_argv *a, const char *s)
 {
@@ -485,10 +465,7 @@ resolve_matrix(const struct run_opts *o, const struct sb_dataset *ds, struct sb_
 		sb_argv_push(&names, ds->tasks[i]->name);
 	for (size_t i = 0; i < o->tasks.n; i++) {
 		if (!argv_has(&names, o->tasks.v[i])) {
-			const char *near = closest(o->tasks.v[i], names.v, names.n);
-
-			cli_fail("no task '%s' in %s%s%s%s", o->tasks.v[i], ds->path,
-			    near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+			cli_no_task(ds, o->tasks.v[i]);
 			bad++;
 		} else if (!argv_has(tasks, o->tasks.v[i])) {
 			sb_argv_push(tasks, o->tasks.v[i]);
@@ -756,13 +733,14 @@ job_say(struct job *j, const char *fmt, ...)
 	va_start(ap, fmt);
 	msg = sb_xvasprintf(fmt, ap);
 	va_end(ap);
+	/* Escaped: a line may quote a run's result or reason. */
 	if (j->live) {
-		fprintf(stderr, "\r\033[K%s\n", msg);
+		fprintf(stderr, "\r\033[K%s\n", cli_safe(msg));
 		j->live_drawn = false;
 		return;
 	}
 	utc_now(ts);
-	fprintf(stderr, "%s %s\n", ts, msg);
+	fprintf(stderr, "%s %s\n", ts, cli_safe(msg));
 }
 
 static void
@@ -850,7 +828,8 @@ draw_live(struct job *j, bool force)
 		if (s->state != JOB_SLOT_RUNNING)
 			continue;
 		fmt_secs(run, sizeof(run), t - s->started);
-		(void)sb_buf_appendf(&b, NULL, " | %s/%s#%u %s", s->task, s->agent, s->attempt, run);
+		(void)sb_buf_appendf(&b, NULL, " | %s/%s#%u %s", cli_safe(s->task),
+		    cli_safe(s->agent), s->attempt, run);
 	}
 	if (b.len > width)
 		b.s[width] = '\0';
@@ -1430,13 +1409,8 @@ job_run(struct run_opts *o)
 	}
 	parallel = o->jobs > 0 ? o->jobs : default_parallel(&why);
 	{
-		_cleanup_free_ char *dwhy = NULL;
-
-		if (!docker_engine_ok(&dwhy)) {
-			rc = cli_fail("Docker does not answer (%s); run scripts/docker-up (as root)",
-			    dwhy ? dwhy : "?");
+		if ((rc = cli_need_engine()) != 0)
 			goto out;
-		}
 	}
 	/* The job directory. */
 	stamp = run_id_new();

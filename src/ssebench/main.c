@@ -9,16 +9,20 @@
 
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sb/buf.h"
 #include "sb/exit.h"
 #include "sb/json.h"
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/sig.h"
+#include "sb/taskdir.h"
 
 #include "cli.h"
+#include "docker.h"
 
 static const struct cli_command dataset_commands[] = {
 	{
@@ -78,21 +82,83 @@ static const struct cli_command images_commands[] = {
 
 static const struct cli_command runs_commands[] = {
 	{ .name = "list", .summary = "list the run containers", .usage = "ssebench runs list [--json]",
-	    .help = "List the containers labelled ssebench.run, newest first. --json prints\n"
-		    "{backend, supports_exec, runs: [...]}; never the containers' environment.\n",
+	    .help = "List the containers labelled ssebench.run (the runs still running, and the\n"
+		    "kept ones), newest first: run id, container, state, exit code, task, agent,\n"
+		    "model.\n"
+		    "\n"
+		    "  --json  print {backend, supports_exec, runs: [...]}; never the containers'\n"
+		    "          environment (it holds the run's proxy key)\n"
+		    "\n"
+		    "Exit status: 0, or 1 when the Docker engine does not answer.\n",
 	    .run = cmd_runs },
 	{ .name = "inspect", .summary = "show one run",
-	    .usage = "ssebench runs inspect [--json] RUN_ID", .run = cmd_runs },
+	    .usage = "ssebench runs inspect [--json] RUN_ID",
+	    .help = "Show the containers of the run RUN_ID: state, image, labels, its results\n"
+		    "directory and, once graded, the answer-seeking flags of its summary.json.\n"
+		    "\n"
+		    "  --json  the same as one JSON object\n"
+		    "\n"
+		    "Exit status: 0; 1 on an engine error; 3 no such run; 4 the id names runs of\n"
+		    "several tasks, models or agents.\n",
+	    .run = cmd_runs },
 	{ .name = "logs", .summary = "show a run's container output",
-	    .usage = "ssebench runs logs [--follow] RUN_ID", .run = cmd_runs },
+	    .usage = "ssebench runs logs [--follow] RUN_ID",
+	    .help = "Print what the run's containers wrote (docker logs).\n"
+		    "\n"
+		    "  --follow  keep printing as the run goes on, until it ends or Ctrl-C\n"
+		    "\n"
+		    "Exit status: 0; 1 on an engine error; 3 no such run; 4 ambiguous.\n",
+	    .run = cmd_runs },
+	{ .name = "exec", .summary = "run a command in a run's container",
+	    .usage = "ssebench runs exec [--user USER] [--workdir DIR] [--container task|agent] "
+		     "RUN_ID -- COMMAND [ARG...]",
+	    .help = "Run COMMAND with its arguments in a running (or kept) run's container, as\n"
+		    "docker exec does: the words as given, through no shell of ours. Standard\n"
+		    "input is passed on; a terminal is given when stdin and stdout are one.\n"
+		    "\n"
+		    "  --user USER       the user (name or uid[:gid]) to run as; default the\n"
+		    "                    container's (root)\n"
+		    "  --workdir DIR     the working directory in the container\n"
+		    "  --container ROLE  task (default) or, in sidecar mode, agent\n"
+		    "\n"
+		    "What you do there is not seen by the run's isolation checks: do not exec into\n"
+		    "a run you mean to score before it has been graded.\n"
+		    "\n"
+		    "Exit status: the command's; docker's 125 (could not exec), 126 (not\n"
+		    "executable), 127 (not found); 2 on a bad flag; 3 no such run; 4 ambiguous.\n"
+		    "\n"
+		    "Example: ssebench runs exec --user 1000 RUN_ID -- ls -la /src\n",
+	    .run = cmd_runs },
 	{ .name = "stop", .summary = "stop a run (SIGTERM, then kill after the grace)",
-	    .usage = "ssebench runs stop [--grace SECONDS] RUN_ID", .run = cmd_runs },
+	    .usage = "ssebench runs stop [--grace SECONDS] RUN_ID",
+	    .help = "Stop the run's containers: SIGTERM, then SIGKILL after the grace period.\n"
+		    "A stopped run is not graded; its containers stay until 'runs remove'.\n"
+		    "\n"
+		    "  --grace SECONDS  0 to 3600 (default 20)\n"
+		    "\n"
+		    "Exit status: 0; 1 on an engine error; 3 no such run; 4 ambiguous.\n",
+	    .run = cmd_runs },
 	{ .name = "remove", .summary = "remove a run's containers and volumes (not its results)",
-	    .usage = "ssebench runs remove RUN_ID", .run = cmd_runs },
+	    .usage = "ssebench runs remove RUN_ID",
+	    .help = "Remove the run's containers (running ones too), volumes, network, disk and\n"
+		    "freezer cgroup. Its results directory is kept.\n"
+		    "\n"
+		    "Exit status: 0; 1 if anything of the run is left or on an engine error;\n"
+		    "3 no such run; 4 ambiguous.\n",
+	    .run = cmd_runs },
 	{ .name = "results", .summary = "list graded runs from their summaries",
 	    .usage = "ssebench runs results [--json] [--dir DIR]",
-	    .help = "Scan every summary.json below DIR (default: ./results), newest first.\n"
-		    "Runs with --egress open are marked: do not compare them with restricted runs.\n",
+	    .help = "Scan every summary.json below DIR (default: $SSEBENCH_RESULTS, else\n"
+		    "./results), newest first, grouped by tier: restricted egress, open egress\n"
+		    "(not comparable with restricted runs), and not scored. A forfeit counts as\n"
+		    "not passed. A run directory whose summary is missing or unreadable is\n"
+		    "skipped and named on stderr.\n"
+		    "\n"
+		    "  --dir DIR  the results directory\n"
+		    "  --json     {runs: [...], tiers: {restricted, open, unscored}, skipped:\n"
+		    "             [{path, why}]}\n"
+		    "\n"
+		    "Exit status: 0 (also when there are no runs); 1 when DIR cannot be read.\n",
 	    .run = cmd_runs },
 	{ .name = NULL },
 };
@@ -115,9 +181,12 @@ static const struct cli_command agents_commands[] = {
 	{
 	    .name = "list",
 	    .summary = "list the agents",
-	    .usage = "ssebench agents list",
+	    .usage = "ssebench agents list [--json]",
 	    .help = "List the agent folders (the home's agents/, then $SSEBENCH_AGENTS): name,\n"
-		    "image version, and the npm packages its image is built from.\n",
+		    "image version, and the npm packages its image is built from.\n"
+		    "\n"
+		    "  --json  a JSON array: {name, usable, version, npm: [{package, version,\n"
+		    "          arch}]}, or {name, usable: false, problem}\n",
 	    .run = cmd_agents_list,
 	},
 	{
@@ -269,6 +338,53 @@ static const struct cli_command root = {
 	.sub = top_commands,
 };
 
+int
+cli_no_task(const struct sb_dataset *ds, const char *name)
+{
+	const char *near = sb_dataset_closest(ds, name);
+
+	return cli_fail("no task '%s' in %s%s%s%s", name, ds->path, near ? " (did you mean " : "",
+	    near ? near : "", near ? "?)" : "");
+}
+
+char *
+cli_engine_problem(void)
+{
+	_cleanup_free_ char *why = NULL;
+
+	if (docker_engine_ok(&why))
+		return NULL;
+	return sb_xasprintf("the Docker engine does not answer (%s); start it with scripts/setup "
+			    "(as root), or point DOCKER_HOST at one",
+	    why ? why : "?");
+}
+
+int
+cli_need_engine(void)
+{
+	_cleanup_free_ char *problem = cli_engine_problem();
+
+	return problem != NULL ? cli_fail("%s", problem) : 0;
+}
+
+/*
+ * A ring of escaped strings: cli_safe's results stay valid for CLI_SAFE_SLOTS further calls,
+ * enough for one printf of a table row, so every call site can stay one line.
+ */
+#define CLI_SAFE_SLOTS 16
+
+const char *
+cli_safe(const char *s)
+{
+	static char *ring[CLI_SAFE_SLOTS];
+	static unsigned next;
+	char **slot = &ring[next++ % CLI_SAFE_SLOTS];
+
+	free(*slot);
+	*slot = sb_escape(s != NULL ? s : "");
+	return *slot;
+}
+
 void
 cli_print_json(const json_t *j)
 {
@@ -330,28 +446,90 @@ print_help(const struct cli_command *cmd, FILE *out)
 	}
 }
 
+/*
+ * The long option an element of argv names: "--name" or "--name=value" exactly. glibc's
+ * getopt_long also takes any unambiguous prefix ("--tim" for --timeout); we do not, as
+ * Docker and git do not: a prefix that works today breaks silently when a later flag
+ * shares it, and a CI script written against one version would change meaning in the next.
+ */
+static bool
+names_option_in_full(const char *elem, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(elem, "--", 2) == 0 && strncmp(elem + 2, name, n) == 0 &&
+	    (elem[2 + n] == '\0' || elem[2 + n] == '=');
+}
+
+/* "--name" of the element (up to its '='), for messages. malloc'd. */
+static char *
+option_word(const char *elem)
+{
+	size_t n = strcspn(elem, "=");
+
+	return sb_xstrndup(elem, n);
+}
+
 int
 cli_getopt(const struct cli_command *cmd, int argc, char **argv, const char *shortopts,
     const struct option *longopts, int *ret_exit)
 {
-	int c, idx = 0;
+	_cleanup_free_ char *opts = NULL, *word = NULL;
+	int c, idx = -1, first = optind > 0 ? optind : 1;
+	const char *elem;
 
+	/*
+	 * A leading ':' (after a '+') makes getopt_long return ':' for a missing value instead
+	 * of '?' with optopt set to the option's internal code, which would read "unknown
+	 * option '-t'" for `--task` with no value.
+	 */
+	if (shortopts[0] == '+')
+		opts = sb_xasprintf("+:%s", shortopts + 1);
+	else
+		opts = sb_xasprintf(":%s", shortopts);
 	opterr = 0;
-	c = getopt_long(argc, argv, shortopts, longopts, &idx);
-	if (c == 'h') {
+	optopt = 0;
+	c = getopt_long(argc, argv, opts, longopts, &idx);
+	/* The element getopt_long looked at: the one before optind, or before its value. */
+	elem = optind - 1 >= first && optind - 1 < argc ? argv[optind - 1] : "";
+	if (c != -1 && c != '?' && c != ':' && idx >= 0 && longopts[idx].has_arg == required_argument &&
+	    optarg != NULL && optind - 2 >= first && optarg == argv[optind - 1])
+		elem = argv[optind - 2];
+	if (c == 'h' && (idx < 0 || names_option_in_full(elem, longopts[idx].name))) {
 		print_help(cmd, stdout);
 		*ret_exit = SB_EXIT_OK;
 		return -2;
 	}
-	if (c == '?') {
-		if (optopt != 0)
-			*ret_exit = cli_usage_error(cmd, "unknown option '-%c'", optopt);
-		else
-			*ret_exit = cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+	if (c == ':') {
+		if (strncmp(elem, "--", 2) == 0) {
+			word = option_word(elem);
+			*ret_exit = cli_usage_error(cmd, "%s needs a value", word);
+		} else {
+			*ret_exit = cli_usage_error(cmd, "-%c needs a value", optopt);
+		}
 		return -2;
 	}
-	if (c == ':') {
-		*ret_exit = cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+	if (c == '?') {
+		if (strncmp(elem, "--", 2) == 0) {
+			word = option_word(elem);
+			for (const struct option *o = longopts; o->name != NULL; o++)
+				if (o->has_arg == no_argument && names_option_in_full(elem, o->name) &&
+				    strchr(elem, '=') != NULL) {
+					*ret_exit = cli_usage_error(cmd, "%s takes no value", word);
+					return -2;
+				}
+			*ret_exit = cli_usage_error(cmd, "unknown option '%s'", word);
+		} else if (optopt > 0 && optopt < 128) {
+			*ret_exit = cli_usage_error(cmd, "unknown option '-%c'", optopt);
+		} else {
+			*ret_exit = cli_usage_error(cmd, "unknown option '%s'", elem);
+		}
+		return -2;
+	}
+	if (c != -1 && idx >= 0 && !names_option_in_full(elem, longopts[idx].name)) {
+		word = option_word(elem);
+		*ret_exit = cli_usage_error(cmd, "unknown option '%s' (did you mean --%s? options are "
+						 "written in full)", word, longopts[idx].name);
 		return -2;
 	}
 	return c;

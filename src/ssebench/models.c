@@ -49,21 +49,6 @@ is_string(const struct sb_ynode *n)
 	return n != NULL && n->kind == SB_YNODE_SCALAR && n->type == SB_YSCALAR_STR && n->len > 0;
 }
 
-static const char *
-closest_of(const char *key, const char *const *known)
-{
-	const char *best = NULL;
-	size_t best_d = 3;
-
-	for (; *known != NULL; known++) {
-		size_t d = sb_edit_distance(key, *known);
-
-		if (d < best_d)
-			best = *known, best_d = d;
-	}
-	return best;
-}
-
 /* One entry of a file: checked, and added to m when it is valid. */
 static void
 load_entry(struct models *m, const char *file, const struct sb_ynode *e, struct sb_diags *diags)
@@ -86,7 +71,7 @@ load_entry(struct models *m, const char *file, const struct sb_ynode *e, struct 
 			known = known || strcmp(k, *p) == 0;
 		if (known)
 			continue;
-		near = closest_of(k, keys);
+		near = sb_closest(k, keys, SIZE_MAX);
 		sb_diags_add(diags, file, e->keys[i]->line, e->keys[i]->col, "unknown key '%s'%s%s%s",
 		    k, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 	}

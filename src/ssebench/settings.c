@@ -5,12 +5,15 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "sb/argv.h"
 #include "sb/buf.h"
+#include "sb/diag.h"
+#include "sb/error.h"
 #include "sb/fs.h"
 #include "sb/log.h"
 #include "sb/mem.h"
@@ -20,22 +23,48 @@
 static struct sb_argv dotenv = SB_ARGV_INIT;
 static bool dotenv_loaded;
 
-void
-cli_dotenv_parse(char *text, struct sb_argv *env)
+/* A name a shell would take for a variable: [A-Za-z_][A-Za-z0-9_]*. */
+static bool
+env_name_valid(const char *s)
 {
-	char *line, *save = NULL;
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return false;
+	for (s++; *s != '\0'; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+			(*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
 
-	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char *eq, *v;
+void
+cli_dotenv_parse(char *text, struct sb_argv *env, struct sb_diags *diags)
+{
+	unsigned lineno = 0;
+	char *next = text;
+
+	while (next != NULL && *next != '\0') {
+		char *line = next, *eq, *v;
 		size_t vl;
 
+		lineno++;
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
 		while (*line == ' ' || *line == '\t')
 			line++;
-		if (*line == '#' || (eq = strchr(line, '=')) == NULL)
+		if (*line == '#' || *line == '\0' || strcmp(line, "\r") == 0)
 			continue;
-		*eq = '\0';
 		if (strncmp(line, "export ", 7) == 0)
 			line += 7;
+		eq = strchr(line, '=');
+		if (eq != NULL)
+			*eq = '\0';
+		/* Not KEY=value: said, since a mistyped line silently dropped is a setting lost. */
+		if (eq == NULL || !env_name_valid(line)) {
+			if (diags != NULL)
+				sb_diags_add(diags, ".env", lineno, 1, "not a KEY=value line; ignored");
+			continue;
+		}
 		v = eq + 1;
 		vl = strlen(v);
 		while (vl > 0 && (v[vl - 1] == '\r' || v[vl - 1] == ' '))
@@ -53,14 +82,27 @@ load_dotenv(void)
 {
 	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(1024 * 1024);
 	_cleanup_close_ int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
+	struct sb_error *err = NULL;
 	struct stat st;
 	bool secret = false;
 
 	dotenv_loaded = true;
-	if (cwd < 0 || sb_read_file_at(cwd, ".env", SB_OPEN_NO_SYMLINKS, &b, NULL) < 0)
+	if (cwd < 0)
 		return;
+	if (sb_read_file_at(cwd, ".env", SB_OPEN_NO_SYMLINKS, &b, &err) < 0) {
+		/* No .env is the usual case; one that is there but refused must be said, or the
+		 * user only hears later that a setting (the proxy's key) is missing. */
+		if (sb_error_code(err) != ENOENT)
+			sb_log(SB_LOG_WARN, ".env is not read, none of its settings is used: %s",
+			    sb_error_message(err));
+		sb_error_release(&err);
+		return;
+	}
 	secret = strstr(b.s, "KEY=") != NULL || strstr(b.s, "PASSWORD=") != NULL;
-	cli_dotenv_parse(b.s, &dotenv);
+	cli_dotenv_parse(b.s, &dotenv, &diags);
+	for (size_t i = 0; i < diags.n; i++)
+		sb_log(SB_LOG_WARN, "%s:%u: %s", diags.v[i].file, diags.v[i].line, diags.v[i].msg);
 	/* It holds the proxy's master key: say so when others may read it (ssebench init: 0600). */
 	if (secret && fstatat(cwd, ".env", &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 0077))
 		sb_log(SB_LOG_WARN, ".env holds keys and is readable by others (mode %04o): chmod "

@@ -120,11 +120,15 @@ static void
 fuzz_dotenv(const uint8_t *data, size_t n)
 {
 	struct sb_argv env = SB_ARGV_INIT;
+	struct sb_diags diags = SB_DIAGS_INIT;
 	char *text = sb_xmalloc(n + 1);
 
 	memcpy(text, data, n);
 	text[n] = '\0';
-	cli_dotenv_parse(text, &env);
+	cli_dotenv_parse(text, &env, &diags);
+	for (size_t i = 0; i < diags.n; i++)
+		if (diags.v[i].line == 0 || diags.v[i].line > n + 1)
+			abort();
 	for (size_t i = 0; i < env.n; i++) {
 		const char *eq = strchr(env.v[i], '=');
 
@@ -135,6 +139,7 @@ fuzz_dotenv(const uint8_t *data, size_t n)
 				abort();
 	}
 	sb_argv_release(&env);
+	sb_diags_release(&diags);
 	free(text);
 }
 

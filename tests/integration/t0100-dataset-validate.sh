@@ -28,13 +28,13 @@ run_cmd r "$SSEBENCH" dataset validate "$SB_TMP/good/"
 is "$r_rc:$r_out" "0:$SB_TMP/good: 2 tasks are valid" "a good dataset: 'DIR: N tasks are valid', exit 0"
 
 no_config() { rm sse/config.yaml; }
-broken no_config 't1/sse/config.yaml:1:1: cannot read the task config: open .*No such file'
+broken no_config 't1/sse/config.yaml: cannot read the task config: open .*No such file'
 
 config_symlink_out() { rm sse/config.yaml; ln -s /etc/passwd sse/config.yaml; }
-broken config_symlink_out 't1/sse/config.yaml:1:1: cannot read the task config'
+broken config_symlink_out 't1/sse/config.yaml: cannot read the task config'
 
 config_fifo() { rm sse/config.yaml; mkfifo sse/config.yaml; }
-broken config_fifo 't1/sse/config.yaml:1:1: .*not a regular file'
+broken config_fifo 't1/sse/config.yaml: .*not a regular file'
 
 config_bad_yaml() { printf 'id: t1\nproject: [oops\n' >sse/config.yaml; }
 broken config_bad_yaml 't1/sse/config.yaml:3:1: invalid YAML'
@@ -52,7 +52,7 @@ poc_escapes() { sed -i 's|    - pocs/poc.bin|    - ../../poc.bin|' sse/config.ya
 broken poc_escapes "t1/sse/config.yaml:17:7: files.poc\\[0\\]: '../../poc.bin': '..' component"
 
 no_dockerfile() { rm Dockerfile; }
-broken no_dockerfile 't1/Dockerfile:1:1: cannot read the Dockerfile'
+broken no_dockerfile 't1/Dockerfile: cannot read the Dockerfile'
 
 no_registry_arg() { sed -i '/^ARG SSEBENCH_REGISTRY/d' Dockerfile; }
 broken no_registry_arg "t1/Dockerfile:1:1: no 'ARG SSEBENCH_REGISTRY' before the first FROM"
@@ -82,13 +82,13 @@ copy_glob_no_match() { printf 'COPY sse/*.nothing /ssebench/\n' >>Dockerfile; }
 broken copy_glob_no_match "t1/Dockerfile:8:1: COPY source 'sse/\\*.nothing' matches no file"
 
 config_not_copied() { sed -i '\|^COPY sse/config.yaml|d' Dockerfile; }
-broken config_not_copied "t1/Dockerfile:1:1: the Dockerfile must copy sse/config.yaml to /ssebench/config.yaml"
+broken config_not_copied "t1/Dockerfile: the Dockerfile must copy sse/config.yaml to /ssebench/config.yaml"
 
 config_copied_from_elsewhere() {
 	cp sse/config.yaml sse/other.yaml
 	sed -i 's|^COPY sse/config.yaml|COPY sse/other.yaml|' Dockerfile
 }
-broken config_copied_from_elsewhere "t1/Dockerfile:1:1: the Dockerfile must copy sse/config.yaml to /ssebench/config.yaml \\(it copies 'sse/other.yaml' there\\)"
+broken config_copied_from_elsewhere "t1/Dockerfile: the Dockerfile must copy sse/config.yaml to /ssebench/config.yaml \\(it copies 'sse/other.yaml' there\\)"
 
 script_not_copied() { sed -i 's|^COPY sse/build.sh sse/run.sh sse/test.sh|COPY sse/run.sh sse/test.sh|' Dockerfile; }
 broken script_not_copied "t1/sse/config.yaml:10:10: scripts.build: 'scripts/build.sh': no COPY in the Dockerfile puts a file of the task folder at /ssebench/scripts/build.sh"
@@ -126,7 +126,7 @@ make_task "$SB_TMP/elsewhere" t1
 mkdir -p "$ds" && ln -s "$SB_TMP/elsewhere/t1" "$ds/t1"
 run_cmd r "$SSEBENCH" dataset validate "$ds"
 is "$r_rc" 1 "task folder symlink: exit 1"
-like "$r_out" "^$ds/t1:1:1: a task folder must be a directory, not a symbolic link" "task folder symlink: reported"
+like "$r_out" "^$ds/t1: a task folder must be a directory, not a symbolic link" "task folder symlink: reported"
 
 ds="$SB_TMP/case"
 make_task "$ds" Task-A
@@ -138,7 +138,7 @@ like "$r_out" "task id 'task-a' differs from 'Task-A' only in case" "ids equal b
 mkdir -p "$SB_TMP/empty"
 run_cmd r "$SSEBENCH" dataset validate "$SB_TMP/empty"
 is "$r_rc" 1 "empty dataset: exit 1"
-like "$r_out" "^$SB_TMP/empty:1:1: the dataset has no task folders" "empty dataset: reported"
+like "$r_out" "^$SB_TMP/empty: the dataset has no task folders" "empty dataset: reported"
 
 ds="$SB_TMP/dsyaml"
 make_task "$ds" t1

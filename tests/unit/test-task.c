@@ -180,7 +180,7 @@ static const struct {
 	unsigned line, col;
 	const char *msg;
 } bad_cases[] = {
-	/* 0 */ { "", 1, 1, "expected a mapping of task settings, got an empty document" },
+	/* 0 */ { "", 0, 0, "expected a mapping of task settings, got an empty document" },
 	/* 1 */ { "- a\n- b\n", 1, 1, "got a list" },
 	/* 2 */ { "id: [\n", 2, 1, "invalid YAML" },
 	/* 3 */ { GOOD_HEAD GOOD_TAIL "extra: 1\n", 18, 1, "unknown key 'extra'" },
