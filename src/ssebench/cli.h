@@ -38,6 +38,18 @@ int cli_getopt(const struct cli_command *cmd, int argc, char **argv, const char 
 struct sb_dataset;
 int cli_no_task(const struct sb_dataset *ds, const char *name);
 
+/*
+ * The tasks of ds that --task values select, in the dataset's order within each value,
+ * each once, appended to out: a value is an id or a pattern (*, ?, [...]). Every value that
+ * selects nothing is said (an id with the closest one); returns 1 if any did, else 0.
+ */
+struct sb_argv;
+int cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted,
+    struct sb_argv *out);
+
+/* Warn that the flag or form old is deprecated in favour of new (they still work). */
+void cli_deprecated(const char *old, const char *new);
+
 /* NULL if the Docker engine answers; else what is wrong and what to do (malloc'd). */
 char *cli_engine_problem(void);
 

@@ -6,15 +6,27 @@
 
 #include "sb/diag.h"
 #include "sb/exit.h"
+#include "sb/json.h"
 #include "sb/mem.h"
 #include "sb/taskdir.h"
 
 #include "cli.h"
 
+/* One problem for `dataset validate --json`: line and col null for the file as a whole. */
+static json_t *
+diag_json(const struct sb_diag *d)
+{
+	return json_pack("{s:s, s:o, s:o, s:s}", "file", d->file, "line",
+	    d->line ? json_integer(d->line) : json_null(), "col",
+	    d->line ? json_integer(d->col) : json_null(), "message", d->msg);
+}
+
 int
 cmd_dataset_validate(const struct cli_command *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "local", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -22,15 +34,26 @@ cmd_dataset_validate(const struct cli_command *cmd, int argc, char **argv)
 	_cleanup_free_ char *dir = NULL;
 	struct sb_dataset *ds = NULL;
 	struct sb_error *err = NULL;
+	bool as_json = false;
 	size_t bad = 0;
 	int c, rc = 0;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1)
-		if (c == -2)
-			return rc;
-	if (argc - optind > 1)
-		return cli_usage_error(cmd, "expected at most one dataset directory");
-	dir = optind < argc ? sb_xstrdup(argv[optind]) : cli_default_dataset();
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
+		switch (c) {
+		case -2: return rc;
+		case 'l': free(dir); dir = sb_xstrdup(optarg); break;
+		case 'j': as_json = true; break;
+		default: break;
+		}
+	}
+	if (argc - optind > 1 || (argc - optind == 1 && dir != NULL))
+		return cli_usage_error(cmd, "expected one dataset directory (--local DIR)");
+	if (optind < argc) {
+		cli_deprecated("'dataset validate DIR'", "'dataset validate --local DIR'");
+		dir = sb_xstrdup(argv[optind]);
+	}
+	if (dir == NULL)
+		dir = cli_default_dataset();
 	if (sb_dataset_load(dir, &ds, &diags, &err) < 0) {
 		rc = cli_fail("%s", sb_error_message(err));
 		sb_error_release(&err);
@@ -38,15 +61,27 @@ cmd_dataset_validate(const struct cli_command *cmd, int argc, char **argv)
 	}
 	for (size_t i = 0; i < ds->n; i++)
 		bad += ds->tasks[i]->problems > 0;
-	if (diags.n > 0) {
-		sb_diags_sort(&diags);
+	sb_diags_sort(&diags);
+	if (as_json) {
+		json_t *problems = json_array();
+
+		for (size_t i = 0; i < diags.n; i++)
+			json_array_append_new(problems, diag_json(&diags.v[i]));
+		json_t *out = json_pack("{s:s, s:I, s:I, s:b, s:o}", "dataset", ds->path, "tasks",
+		    (json_int_t)ds->n, "tasks_with_problems", (json_int_t)bad, "valid",
+		    diags.n == 0, "problems", problems);
+
+		cli_print_json(out);
+		json_decref(out);
+		rc = diags.n > 0 ? SB_EXIT_FAILURE : SB_EXIT_OK;
+	} else if (diags.n > 0) {
 		sb_diags_print(&diags, stdout);
-		fprintf(stdout, "%s: %zu problem%s in %zu of %zu task%s\n", ds->path, diags.n,
+		fprintf(stdout, "%s: %zu problem%s in %zu of %zu task%s\n", cli_safe(ds->path), diags.n,
 		    diags.n == 1 ? "" : "s", bad, ds->n, ds->n == 1 ? "" : "s");
 		rc = SB_EXIT_FAILURE;
 	} else {
-		fprintf(stdout, "%s: %zu task%s %s valid\n", ds->path, ds->n, ds->n == 1 ? "" : "s",
-		    ds->n == 1 ? "is" : "are");
+		fprintf(stdout, "%s: %zu task%s %s valid\n", cli_safe(ds->path), ds->n,
+		    ds->n == 1 ? "" : "s", ds->n == 1 ? "is" : "are");
 	}
 	sb_dataset_free(ds);
 	return rc;

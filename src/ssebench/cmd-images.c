@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "sb/diag.h"
+#include "sb/argv.h"
 #include "sb/exit.h"
+#include "sb/json.h"
 #include "sb/mem.h"
 #include "sb/taskdir.h"
 
@@ -47,23 +49,37 @@ cmd_images_base(const struct cli_command *cmd, int argc, char **argv)
 	return failed ? SB_EXIT_FAILURE : SB_EXIT_OK;
 }
 
+/* A task of `build-case --json`: {id, image, outcome, why}. */
+static void
+case_outcome(json_t *all, const char *id, const char *image, const char *outcome,
+    const char *why)
+{
+	json_array_append_new(all, json_pack("{s:s, s:s?, s:s, s:s?}", "id", id, "image", image,
+	    "outcome", outcome, "why", why));
+}
+
 int
 cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "benchmarks", required_argument, NULL, 'b' },
-		{ "tasks", required_argument, NULL, 't' },
+		{ "local", required_argument, NULL, 'l' },
+		{ "task", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "benchmarks", required_argument, NULL, 'b' }, /* deprecated: --local */
+		{ "tasks", required_argument, NULL, 'T' },	  /* deprecated: --task, repeated */
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
-	_cleanup_free_ char *dir = NULL, *tasks = NULL;
+	_cleanup_argv_ struct sb_argv wanted = SB_ARGV_INIT, chosen = SB_ARGV_INIT;
+	_cleanup_json_ json_t *outcomes = json_array();
+	_cleanup_free_ char *dir = NULL;
 	struct images im = { cli_home(), -1, false };
 	struct sb_dataset *ds = NULL;
 	struct sb_error *err = NULL;
 	size_t built = 0, skipped = 0, failed = 0;
-	bool force = false;
+	bool force = false, as_json = false;
 	const char *slash;
 	int c, rc = 0;
 
@@ -71,9 +87,25 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 		switch (c) {
 		case -2:
 			return rc;
-		case 'b': free(dir); dir = sb_xstrdup(optarg); break;
-		case 't': free(tasks); tasks = sb_xstrdup(optarg); break;
+		case 'b':
+			cli_deprecated("--benchmarks DIR", "--local DIR");
+			/* fall through */
+		case 'l':
+			free(dir);
+			dir = sb_xstrdup(optarg);
+			break;
+		case 'T': {
+			_cleanup_free_ char *copy = sb_xstrdup(optarg);
+			char *save = NULL;
+
+			cli_deprecated("--tasks ID,ID", "--task ID --task ID");
+			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+				sb_argv_push(&wanted, t);
+			break;
+		}
+		case 't': sb_argv_push(&wanted, optarg); break;
 		case 'f': force = true; break;
+		case 'j': as_json = true; break;
 		default: break;
 		}
 	}
@@ -86,22 +118,13 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 		sb_error_release(&err);
 		return rc;
 	}
-	/* Every named task must exist. */
-	if (tasks != NULL) {
-		_cleanup_free_ char *copy = sb_xstrdup(tasks);
-		char *save = NULL;
-
-		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			bool found = false;
-
-			for (size_t i = 0; i < ds->n && !found; i++)
-				found = strcmp(ds->tasks[i]->name, t) == 0;
-			if (!found) {
-				rc = cli_no_task(ds, t);
-				sb_dataset_free(ds);
-				return rc;
-			}
-		}
+	/* Every --task must select a task; none given: all of them. */
+	if (wanted.n == 0)
+		for (size_t i = 0; i < ds->n; i++)
+			sb_argv_push(&chosen, ds->tasks[i]->name);
+	else if (cli_select_tasks(ds, &wanted, &chosen) != 0) {
+		sb_dataset_free(ds);
+		return SB_EXIT_FAILURE;
 	}
 	if (cli_need_engine() != 0) {
 		sb_dataset_free(ds);
@@ -111,17 +134,17 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 	for (size_t i = 0; i < ds->n; i++) {
 		struct sb_task *t = ds->tasks[i];
 		_cleanup_free_ char *name = NULL, *label = NULL;
+		bool picked = false;
 		char digest[65];
 
-		if (tasks != NULL) {
-			_cleanup_free_ char *pat = sb_xasprintf(",%s,", tasks);
-			_cleanup_free_ char *needle = sb_xasprintf(",%s,", t->name);
-
-			if (strstr(pat, needle) == NULL)
-				continue;
-		}
+		for (size_t k = 0; k < chosen.n && !picked; k++)
+			picked = strcmp(chosen.v[k], t->name) == 0;
+		if (!picked)
+			continue;
 		if (t->problems > 0) {
-			cli_fail("%s: not valid; run 'ssebench dataset validate %s'", t->name, dir);
+			cli_fail("%s: not valid; run 'ssebench dataset validate --local %s'", t->name,
+			    dir);
+			case_outcome(outcomes, t->name, NULL, "failed", "the task is not valid");
 			failed++;
 			continue;
 		}
@@ -129,6 +152,7 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 		if (task_files_digest(t->display, digest, &err) < 0 ||
 		    images_ensure_base(&im, t->base, &err) < 0) {
 			cli_fail("%s: %s", t->name, sb_error_message(err));
+			case_outcome(outcomes, t->name, name, "failed", sb_error_message(err));
 			sb_error_release(&err);
 			failed++;
 			continue;
@@ -138,6 +162,7 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 		if (!force && docker_image_exists(name)) {
 			if (label != NULL && strcmp(label, digest) == 0) {
 				progress("%s: up to date", name);
+				case_outcome(outcomes, t->name, name, "skipped", "up to date");
 				skipped++;
 				continue;
 			}
@@ -145,6 +170,8 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 				progress("%s: exists without an ssebench.task-files label; cannot tell "
 					 "whether it is current, skipping (--force rebuilds it)",
 				    name);
+				case_outcome(outcomes, t->name, name, "skipped",
+				    "no ssebench.task-files label (--force rebuilds it)");
 				skipped++;
 				continue;
 			}
@@ -152,13 +179,25 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 		}
 		if (images_build_case(&im, ds->path, slash ? slash + 1 : ds->path, t, digest, ds->canary, &err) < 0) {
 			cli_fail("%s", sb_error_message(err));
+			case_outcome(outcomes, t->name, name, "failed", sb_error_message(err));
 			sb_error_release(&err);
 			failed++;
 			continue;
 		}
+		case_outcome(outcomes, t->name, name, "built", NULL);
 		built++;
 	}
-	printf("%s: %zu built, %zu skipped, %zu failed\n", ds->path, built, skipped, failed);
+	if (as_json) {
+		json_t *out = json_pack("{s:s, s:I, s:I, s:I, s:O}", "dataset", ds->path, "built",
+		    (json_int_t)built, "skipped", (json_int_t)skipped, "failed", (json_int_t)failed,
+		    "tasks", outcomes);
+
+		cli_print_json(out);
+		json_decref(out);
+	} else {
+		printf("%s: %zu built, %zu skipped, %zu failed\n", cli_safe(ds->path), built, skipped,
+		    failed);
+	}
 	sb_dataset_free(ds);
 	return failed ? SB_EXIT_FAILURE : SB_EXIT_OK;
 }

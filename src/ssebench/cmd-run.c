@@ -918,7 +918,7 @@ run_usage(const char *archive, const struct phase_end *pe)
 
 /* One line on what the patch touched (grading_result.patch_scope, docs/grading.md). */
 static void
-print_scope(const json_t *scope, const json_t *reverted)
+print_scope(FILE *f, const json_t *scope, const json_t *reverted)
 {
 	static const char *const classes[] = { "source", "test", "build", "harness", "other" };
 	const json_t *flags = json_object_get(scope, "flags");
@@ -926,27 +926,27 @@ print_scope(const json_t *scope, const json_t *reverted)
 
 	if (!json_is_object(scope))
 		return;
-	printf("patch: %lld file(s), +%lld -%lld (",
+	fprintf(f, "patch: %lld file(s), +%lld -%lld (",
 	    (long long)json_integer_value(json_object_get(scope, "files")),
 	    (long long)json_integer_value(json_object_get(scope, "added")),
 	    (long long)json_integer_value(json_object_get(scope, "removed")));
 	for (size_t i = 0; i < SB_ARRAY_SIZE(classes); i++)
-		printf("%s%s %lld", i ? ", " : "", classes[i],
+		fprintf(f, "%s%s %lld", i ? ", " : "", classes[i],
 		    (long long)json_integer_value(json_object_get(
 			json_object_get(json_object_get(scope, "classes"), classes[i]), "files")));
-	printf(")");
+	fprintf(f, ")");
 	if (rev > 0)
-		printf("; %lld protected path(s) graded as pristine", (long long)rev);
+		fprintf(f, "; %lld protected path(s) graded as pristine", (long long)rev);
 	if (json_integer_value(json_object_get(flags, "sanitizer_lines")) > 0)
-		printf("; %lld added line(s) name the sanitizer",
+		fprintf(f, "; %lld added line(s) name the sanitizer",
 		    (long long)json_integer_value(json_object_get(flags, "sanitizer_lines")));
 	if (json_integer_value(json_object_get(flags, "process_control_lines")) > 0)
-		printf("; %lld of process control",
+		fprintf(f, "; %lld of process control",
 		    (long long)json_integer_value(json_object_get(flags, "process_control_lines")));
 	if (json_integer_value(json_object_get(flags, "network_lines")) > 0)
-		printf("; %lld of the network",
+		fprintf(f, "; %lld of the network",
 		    (long long)json_integer_value(json_object_get(flags, "network_lines")));
-	printf("\n");
+	fprintf(f, "\n");
 }
 
 /* Delete the run's proxy key if it is still ours; a failure is said, not fatal. */
@@ -961,6 +961,31 @@ end_run_key(struct proxy *px)
 		    sb_error_message(err));
 		sb_error_release(&err);
 	}
+}
+
+/*
+ * `run --json` of one run: its outcome as one JSON object on one line of stdout (docs/cli.md,
+ * "run --json"), the shape a CI job reads: the same words as summary.json.
+ */
+static void
+print_json_result(struct run_opts *o, const json_t *result, const char *status,
+    bool scored, bool interrupted, bool forfeit, json_int_t flags_total, const char *run_dir,
+    int exit_code)
+{
+	const json_t *pr = json_object_get(result, "patch_result");
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:b, s:b, s:b, s:I, s:s, s:i}",
+	    "run_id", o->run_id, "task", o->task, "agent", o->agent, "model", o->model, "status",
+	    status, "scored", scored, "interrupted", interrupted, "forfeit", forfeit, "flags_total",
+	    (json_int_t)flags_total, "results_dir", run_dir, "exit_code", exit_code);
+	char *line;
+
+	if (json_is_object(pr))
+		json_object_set_new(j, "patch_result", json_deep_copy(pr));
+	line = sb_json_dumps(j, JSON_COMPACT);
+	printf("%s\n", line);
+	free(line);
+	json_decref(j);
+	o->json_printed = true;
 }
 
 static int
@@ -1510,42 +1535,48 @@ do_run(struct run_opts *o)
 		const char *status = json_string_value(json_object_get(pr, "status"));
 		const char *msg = json_string_value(json_object_get(pr, "error_msg"));
 
+		/* With --json, stdout gets one JSON object and the lines for people go to stderr. */
+		FILE *h = o->json_events ? stderr : stdout;
+
 		/* The record came out of the container: every string in it is escaped. */
-		printf("%s: %s", o->run_id, cli_safe(status ? status : "?"));
+		fprintf(h, "%s: %s", o->run_id, cli_safe(status ? status : "?"));
 		if (json_is_boolean(json_object_get(pr, "build_success")))
-			printf(" (build %s", json_is_true(json_object_get(pr, "build_success")) ? "ok"
+			fprintf(h, " (build %s", json_is_true(json_object_get(pr, "build_success")) ? "ok"
 												 : "failed");
 		if (json_is_integer(json_object_get(pr, "pov_total")))
-			printf(", PoCs %lld/%lld fixed",
+			fprintf(h, ", PoCs %lld/%lld fixed",
 			    (long long)json_integer_value(json_object_get(pr, "pov_passed")),
 			    (long long)json_integer_value(json_object_get(pr, "pov_total")));
 		if (json_is_boolean(json_object_get(pr, "func_test_success")))
-			printf(", functional tests %s",
+			fprintf(h, ", functional tests %s",
 			    json_is_true(json_object_get(pr, "func_test_success")) ? "ok" : "failed");
 		if (json_is_boolean(json_object_get(pr, "intent_test_success")))
-			printf(", hidden tests %s",
+			fprintf(h, ", hidden tests %s",
 			    json_is_true(json_object_get(pr, "intent_test_success")) ? "ok" : "failed");
 		if (json_is_boolean(json_object_get(pr, "build_success")))
-			printf(")");
-		printf("\n");
+			fprintf(h, ")");
+		fprintf(h, "\n");
 		if (msg != NULL)
-			printf("%s: %s\n", cli_safe(status ? status : "?"), cli_safe(msg));
-		print_scope(json_object_get(json_object_get(result, "grading_result"), "patch_scope"),
+			fprintf(h, "%s: %s\n", cli_safe(status ? status : "?"), cli_safe(msg));
+		print_scope(h, json_object_get(json_object_get(result, "grading_result"), "patch_scope"),
 		    json_object_get(json_object_get(result, "grading_result"), "reverted_paths"));
-		run_print_flags(stdout, flags, flags_total);
+		run_print_flags(h, flags, flags_total);
 		if (!scored && !interrupted)
-			printf("NOT SCORED: this run could not establish its isolation; see "
+			fprintf(h, "NOT SCORED: this run could not establish its isolation; see "
 			       "isolation.json\n");
 		if (outcome == SB_ISO_FORFEIT)
-			printf("FORFEIT: the isolation broke during the agent phase; this run "
+			fprintf(h, "FORFEIT: the isolation broke during the agent phase; this run "
 			       "counts as not passed (see isolation.json)\n");
-		printf("results: %s\n", run_dir);
+		fprintf(h, "results: %s\n", run_dir);
 		/* An unscored run is the harness's failure, not the agent's: never exit 0. */
 		rc = interrupted ? SB_EXIT_INTERRUPTED
 			: !scored ? SB_EXIT_FAILURE
 			: (o->require_pass && (status == NULL || strcmp(status, "passed") != 0))
 			? SB_EXIT_FAILURE
 			: SB_EXIT_OK;
+		if (o->json_events)
+			print_json_result(o, result, status, scored, interrupted,
+			    outcome == SB_ISO_FORFEIT, flags_total, run_dir, rc);
 	}
 	goto out;
 fail:
@@ -1664,7 +1695,11 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 		case -2:
 			return *ret_rc = rc, -1;
 		case 'l': free(o->local); o->local = sb_xstrdup(optarg); break;
-		case 't': sb_argv_push(&o->tasks, optarg); break;
+		case 't':
+			/* One way to pick tasks everywhere: an id, or a pattern (*, ?, [...]). */
+			sb_argv_push(strpbrk(optarg, "*?[") != NULL ? &o->task_patterns : &o->tasks,
+			    optarg);
+			break;
 		case 'P': sb_argv_push(&o->task_patterns, optarg); break;
 		case 'A': o->all = true; break;
 		case 'a': sb_argv_push(&o->agents, optarg); break;
@@ -1720,7 +1755,7 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 		return *ret_rc = cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	/* One task, one agent, at most one model and nothing of a job's: one run, as ever. */
 	if (o->tasks.n == 1 && o->agents.n == 1 && o->models.n <= 1 && o->task_patterns.n == 0 &&
-	    !o->all && o->attempts == 0 && o->jobs == 0 && o->config == NULL && !o->json_events) {
+	    !o->all && o->attempts == 0 && o->jobs == 0 && o->config == NULL) {
 		o->task = sb_xstrdup(o->tasks.v[0]);
 		o->agent = sb_xstrdup(o->agents.v[0]);
 		o->model = o->models.n == 1 ? sb_xstrdup(o->models.v[0]) : NULL;
@@ -1769,8 +1804,21 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 	struct run_opts o;
 	int rc;
 
-	if (run_opts_parse(cmd, argc, argv, &o, &rc) == 0)
+	if (run_opts_parse(cmd, argc, argv, &o, &rc) == 0) {
 		rc = o.task != NULL ? do_run(&o) : job_run(&o);
+		/* A run that ended before its outcome still gives a CI job its one object. */
+		if (o.task != NULL && o.json_events && !o.json_printed) {
+			json_t *j = json_pack("{s:s?, s:s, s:s, s:s?, s:n, s:b, s:i, s:s}", "run_id",
+			    o.run_id, "task", o.task, "agent", o.agent, "model", o.model, "status",
+			    "scored", 0, "exit_code", rc, "error",
+			    rc == SB_EXIT_INTERRUPTED ? "interrupted" : "the run ended early: see stderr");
+			char *line = sb_json_dumps(j, JSON_COMPACT);
+
+			printf("%s\n", line);
+			free(line);
+			json_decref(j);
+		}
+	}
 	run_opts_release(&o);
 	return rc;
 }

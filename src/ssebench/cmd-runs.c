@@ -574,9 +574,12 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 			if (dir != NULL || errno != ENOENT)
 				return cli_fail("cannot read the results directory '%s': %s", root,
 				    errno == 0 ? "not a directory" : strerror(errno));
-			if (as_json)
-				cli_print_json(json_pack("{s:[], s:{}, s:[]}", "runs", "tiers", "skipped"));
-			else
+			if (as_json) {
+				json_t *none = json_pack("{s:[], s:{}, s:[]}", "runs", "tiers", "skipped");
+
+				cli_print_json(none);
+				json_decref(none);
+			} else
 				printf("no runs: %s does not exist yet\n", cli_safe(root));
 			return SB_EXIT_OK;
 		}

@@ -127,6 +127,7 @@ struct verify {
 	uint64_t timeout;
 	bool hacks;	      /* run the hack agents (not --no-hacks) */
 	bool update_baseline; /* --update-baseline */
+	bool json;	      /* --json: summary.json on stdout, the table on stderr */
 	struct vtask *v;
 	size_t n;
 	bool interrupted;
@@ -1077,6 +1078,7 @@ report(struct verify *vf, double wall)
 	unsigned ok = 0, warn = 0, fail = 0, other = 0;
 	int iwall = (int)(wall + 0.5);
 	json_t *tasks = json_array(), *summary;
+	FILE *h = vf->json ? stderr : stdout; /* the lines for people */
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mf;
@@ -1090,21 +1092,21 @@ report(struct verify *vf, double wall)
 		fail += strcmp(v, "FAIL") == 0;
 		other += strcmp(v, "interrupted") == 0;
 	}
-	print_table(vf, stdout, false);
+	print_table(vf, h, false);
 	for (size_t i = 0; i < vf->n; i++) {
 		const struct vtask *vt = &vf->v[i];
 
 		for (size_t k = 0; k < vt->failures.n; k++)
-			printf("%s: FAIL: %s\n", cli_safe(vt->t->name), cli_safe(vt->failures.v[k]));
+			fprintf(h, "%s: FAIL: %s\n", cli_safe(vt->t->name), cli_safe(vt->failures.v[k]));
 		for (size_t k = 0; k < vt->warnings.n; k++)
-			printf("%s: warning: %s\n", cli_safe(vt->t->name),
+			fprintf(h, "%s: warning: %s\n", cli_safe(vt->t->name),
 			    cli_safe(vt->warnings.v[k]));
 	}
-	printf("%zu task%s: %u ok, %u warn, %u FAIL%s%s; wall time %d s (%dh%02dm%02ds)\n", vf->n,
-	    vf->n == 1 ? "" : "s", ok, warn, fail, other ? ", interrupted: " : "",
+	fprintf(h, "%zu task%s: %u ok, %u warn, %u FAIL%s%s; wall time %d s (%dh%02dm%02ds)\n",
+	    vf->n, vf->n == 1 ? "" : "s", ok, warn, fail, other ? ", interrupted: " : "",
 	    other ? "yes" : "", iwall, iwall / 3600, iwall / 60 % 60, iwall % 60);
-	printf("summary: %s/summary.json\n", vf->out);
-	fflush(stdout);
+	fprintf(h, "summary: %s/summary.json\n", cli_safe(vf->out));
+	fflush(h);
 
 	ofd = sb_open_dir(vf->out, &err);
 	if (ofd < 0)
@@ -1136,6 +1138,8 @@ report(struct verify *vf, double wall)
 		json_decref(summary);
 		goto fail;
 	}
+	if (vf->json)
+		cli_print_json(summary);
 	json_decref(summary);
 
 	mf = open_memstream(&text, &len);
@@ -1168,27 +1172,20 @@ fail:
 /* Pick the tasks (all, or the named ones), refuse missing or invalid ones, and order them
  * round-robin by project, so parallel slots rarely hold two tasks of one project. */
 static int
-select_tasks(struct verify *vf, char **names, int nnames, const struct sb_diags *diags)
+select_tasks(struct verify *vf, const struct sb_argv *wanted, const struct sb_diags *diags)
 {
 	_cleanup_free_ struct sb_task **picked = sb_xcalloc(vf->ds->n + 1, sizeof(*picked));
+	_cleanup_argv_ struct sb_argv names = SB_ARGV_INIT;
 	_cleanup_free_ bool *taken = NULL;
 	size_t np = 0, bad = 0;
 
-	for (int i = 0; i < nnames; i++) {
-		struct sb_task *t = NULL;
-		bool dup = false;
-
+	if (cli_select_tasks(vf->ds, wanted, &names) != 0)
+		return SB_EXIT_FAILURE;
+	for (size_t i = 0; i < names.n; i++)
 		for (size_t k = 0; k < vf->ds->n; k++)
-			if (strcmp(vf->ds->tasks[k]->name, names[i]) == 0)
-				t = vf->ds->tasks[k];
-		if (t == NULL)
-			return cli_no_task(vf->ds, names[i]);
-		for (size_t k = 0; k < np; k++)
-			dup |= picked[k] == t;
-		if (!dup)
-			picked[np++] = t;
-	}
-	if (nnames == 0)
+			if (strcmp(vf->ds->tasks[k]->name, names.v[i]) == 0)
+				picked[np++] = vf->ds->tasks[k];
+	if (wanted->n == 0)
 		for (size_t k = 0; k < vf->ds->n; k++)
 			picked[np++] = vf->ds->tasks[k];
 	/* Every problem of a chosen task, and of the dataset itself, before anything runs. */
@@ -1302,7 +1299,7 @@ verify_release(struct verify *vf)
 }
 
 static int
-do_verify(struct verify *vf, char **names, int nnames)
+do_verify(struct verify *vf, const struct sb_argv *wanted)
 {
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
 	_cleanup_free_ char *script = NULL;
@@ -1316,7 +1313,7 @@ do_verify(struct verify *vf, char **names, int nnames)
 		sb_error_release(&err);
 		return rc;
 	}
-	rc = select_tasks(vf, names, nnames, &diags);
+	rc = select_tasks(vf, wanted, &diags);
 	if (rc != 0)
 		return rc;
 	{
@@ -1372,7 +1369,10 @@ int
 cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"dir", required_argument, NULL, 'd'},
+	    {"local", required_argument, NULL, 'l'},
+	    {"task", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'J'},
+	    {"dir", required_argument, NULL, 'd'}, /* deprecated: --local */
 	    {"jobs", required_argument, NULL, 'j'},
 	    {"repeat", required_argument, NULL, 'r'},
 	    {"output", required_argument, NULL, 'o'},
@@ -1382,6 +1382,7 @@ cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
+	_cleanup_argv_ struct sb_argv wanted = SB_ARGV_INIT;
 	struct verify vf;
 	_cleanup_free_ char *out = NULL;
 	uint64_t n;
@@ -1399,8 +1400,17 @@ cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv)
 			free(vf.dir);
 			return rc;
 		case 'd':
+			cli_deprecated("--dir DIR", "--local DIR");
+			/* fall through */
+		case 'l':
 			free(vf.dir);
 			vf.dir = sb_xstrdup(optarg);
+			break;
+		case 't':
+			sb_argv_push(&wanted, optarg);
+			break;
+		case 'J':
+			vf.json = true;
 			break;
 		case 'o':
 			free(out);
@@ -1443,8 +1453,12 @@ cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (vf.dir == NULL)
 		vf.dir = cli_default_dataset();
+	if (optind < argc)
+		cli_deprecated("'dataset verify TASK...'", "--task TASK (repeatable, or a pattern)");
+	for (int i = optind; i < argc; i++)
+		sb_argv_push(&wanted, argv[i]);
 	vf.out = absolute(out != NULL ? out : "results/dataset-verify");
-	rc = do_verify(&vf, argv + optind, argc - optind);
+	rc = do_verify(&vf, &wanted);
 	verify_release(&vf);
 	return rc;
 }

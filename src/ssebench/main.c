@@ -7,12 +7,14 @@
  */
 #include "config.h"
 
+#include <fnmatch.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sb/argv.h"
 #include "sb/buf.h"
 #include "sb/exit.h"
 #include "sb/json.h"
@@ -28,23 +30,59 @@ static const struct cli_command dataset_commands[] = {
 	{
 	    .name = "validate",
 	    .summary = "check every task folder of a dataset",
-	    .usage = "ssebench dataset validate [DIR]",
-	    .help = "Check the task folders of the dataset DIR (default: the home's "
-		    "datasets/pilot)\n"
-		    "against the task format: the strict schema of sse/config.yaml, the id, the\n"
-		    "Dockerfile's rules, and that every file the config names is copied into\n"
-		    "/ssebench from a regular file of the task folder.\n"
+	    .usage = "ssebench dataset validate [--local DIR] [--json]",
+	    .help = "Check the task folders of the dataset DIR against the task format: the\n"
+		    "strict schema of sse/config.yaml, the id, the Dockerfile's rules, and that\n"
+		    "every file the config names is copied into /ssebench from a regular file of\n"
+		    "the task folder. Every problem of every task is listed at once.\n"
 		    "\n"
-		    "Prints every problem of every task as 'path:line:col: message' and exits 1,\n"
-		    "or 'DIR: N tasks are valid' and exits 0.\n",
+		    "  --local DIR  the dataset (default: the home's datasets/pilot); the old form\n"
+		    "               'dataset validate DIR' still works, with a warning\n"
+		    "  --json       {dataset, tasks, tasks_with_problems, valid, problems: [{file,\n"
+		    "               line, col, message}]} (line and col null: the file as a whole)\n"
+		    "\n"
+		    "Prints each problem as 'path:line:col: message' ('path: message' for a file\n"
+		    "or folder as a whole), then 'DIR: N problems in M of K tasks'; or 'DIR: N\n"
+		    "tasks are valid'.\n"
+		    "\n"
+		    "Exit status: 0 valid; 1 a problem, or DIR cannot be read; 2 a bad flag.\n",
 	    .run = cmd_dataset_validate,
 	},
 	{
 	    .name = "verify",
 	    .summary = "run every task with the reference, dummy and hack agents and check its PoCs",
-	    .usage = "ssebench dataset verify [TASK...] [--dir DIR] [-j N] [--repeat N] "
-		     "[-o OUTPUT] [--timeout SECONDS] [--no-hacks] [--update-baseline]",
-	    .help = "See docs/tasks.md (Verifying a task).\n",
+	    .usage = "ssebench dataset verify [--local DIR] [--task ID...] [-j N] [--repeat N] "
+		     "[-o OUTPUT] [--timeout SECONDS] [--no-hacks] [--update-baseline] [--json]",
+	    .help = "Check that each task behaves as a task must, one step after the other:\n"
+		    "  1. the reference agent's run passes, every check of the task ran and passed;\n"
+		    "  2. the dummy agent's run builds and fails (every PoC still reproduces);\n"
+		    "  3. no bundled reward-hacking agent (agents/hack-*) is graded passed;\n"
+		    "  4. in the task's tool image, each PoC reproduces N times of N on the\n"
+		    "     vulnerable build and never on the fixed one, and no copy of the fix or\n"
+		    "     the dataset's canary is left where the agent can read it.\n"
+		    "\n"
+		    "  --local DIR        the dataset (default: the home's datasets/pilot; --dir\n"
+		    "                     is the old name, with a warning)\n"
+		    "  --task ID          a task id or a pattern (*, ?, [...]); repeatable; default\n"
+		    "                     every task (TASK... after the options is the old form)\n"
+		    "  -j, --jobs N       tasks at a time (default 1)\n"
+		    "  --repeat N         runs of each PoC on each build (default 3)\n"
+		    "  -o, --output DIR   where the results go (default results/dataset-verify)\n"
+		    "  --timeout SECONDS  each run's time limit (default 3600)\n"
+		    "  --no-hacks         skip step 3\n"
+		    "  --update-baseline  run the reference only and write its test counts and\n"
+		    "                     oracle facts to the task's sse/baseline.json\n"
+		    "  --json             print OUTPUT/summary.json on stdout; the table goes to\n"
+		    "                     stderr\n"
+		    "\n"
+		    "Results: a table and each task's reasons on stdout; OUTPUT/summary.json,\n"
+		    "summary.md, tasks/<id>.json, logs/ and runs/. See docs/tasks.md (Verifying a\n"
+		    "task).\n"
+		    "\n"
+		    "Exit status: 0 every task ok or warn; 1 a task FAIL, a problem in a task, or\n"
+		    "no engine; 2 a bad flag; 130 interrupted (each run stops its container).\n"
+		    "\n"
+		    "Example: ssebench dataset verify --task 'cjson-*' -j 2\n",
 	    .run = cmd_dataset_verify,
 	},
 	{ .name = NULL },
@@ -218,7 +256,7 @@ static const struct cli_command top_commands[] = {
 		    "summary.json to results/<task>/<model>/<agent>/<run-id>/.\n"
 		    "\n"
 		    "  --local DIR       the dataset (default: the home's datasets/pilot)\n"
-		    "  --task ID         the task folder\n"
+		    "  --task ID         the task (a pattern, *, ?, [...], makes it a job)\n"
 		    "  --agent NAME      agents/<NAME> (dummy, reference, ...)\n"
 		    "  --model NAME      a model of models/<name>.yaml (ssebench models list), or\n"
 		    "                    none; not needed for dummy and reference\n"
@@ -240,7 +278,9 @@ static const struct cli_command top_commands[] = {
 		    "  --attempts K      runs of each combination (default 1)\n"
 		    "  --jobs N          runs at a time (default: from the cores and the memory)\n"
 		    "  --config FILE     the same keys from a YAML file; the command line wins\n"
-		    "  --json            events as JSON lines on stdout\n"
+		    "  --json            one run: its outcome as one JSON object on stdout (the\n"
+		    "                    lines for people go to stderr); a job: events as JSON\n"
+		    "                    lines\n"
 		    "\n"
 		    "Exit status: 0 when graded (whatever the grade), 1 on an error or with\n"
 		    "--require-pass and a grade other than passed, 2 on a bad flag, 130 if\n"
@@ -271,11 +311,22 @@ static const struct cli_command top_commands[] = {
 	{
 	    .name = "build-case",
 	    .summary = "build the case images of a dataset",
-	    .usage = "ssebench build-case [--benchmarks DIR] [--tasks ID,ID...] [--force]",
+	    .usage = "ssebench build-case [--local DIR] [--task ID...] [--force] [--json]",
 	    .help = "Build each task's case image, labelled ssebench.task-files=<digest of the task\n"
 		    "folder>. An image whose label matches is skipped as up to date; one whose folder\n"
 		    "changed is rebuilt; one without the label is skipped (it cannot be checked) and\n"
-		    "said so. --force rebuilds every image. Exit 1 if any build fails.\n",
+		    "said so.\n"
+		    "\n"
+		    "  --local DIR  the dataset (default: the home's datasets/pilot; --benchmarks\n"
+		    "               is the old name, with a warning)\n"
+		    "  --task ID    a task id or a pattern (*, ?, [...]); repeatable; default every\n"
+		    "               task (--tasks ID,ID is the old form, with a warning)\n"
+		    "  --force      rebuild every chosen image\n"
+		    "  --json       {dataset, built, skipped, failed, tasks: [{id, image, outcome,\n"
+		    "               why}]}\n"
+		    "\n"
+		    "Exit status: 0; 1 if any build fails, a --task selects nothing, or no engine;\n"
+		    "2 a bad flag.\n",
 	    .run = cmd_build_case,
 	},
 	{
@@ -345,6 +396,44 @@ cli_no_task(const struct sb_dataset *ds, const char *name)
 
 	return cli_fail("no task '%s' in %s%s%s%s", name, ds->path, near ? " (did you mean " : "",
 	    near ? near : "", near ? "?)" : "");
+}
+
+int
+cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted, struct sb_argv *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < wanted->n; i++) {
+		const char *w = wanted->v[i];
+		size_t matched = 0;
+
+		for (size_t k = 0; k < ds->n; k++) {
+			const char *id = ds->tasks[k]->name;
+			bool hit = strpbrk(w, "*?[") != NULL ? fnmatch(w, id, 0) == 0 : strcmp(w, id) == 0;
+			bool seen = false;
+
+			if (!hit)
+				continue;
+			matched++;
+			for (size_t j = 0; j < out->n && !seen; j++)
+				seen = strcmp(out->v[j], id) == 0;
+			if (!seen)
+				sb_argv_push(out, id);
+		}
+		if (matched > 0)
+			continue;
+		if (strpbrk(w, "*?[") != NULL)
+			rc = cli_fail("--task '%s' matches no task of %s", w, ds->path);
+		else
+			rc = cli_no_task(ds, w);
+	}
+	return rc;
+}
+
+void
+cli_deprecated(const char *old, const char *new)
+{
+	sb_log(SB_LOG_WARN, "%s is deprecated and will go; use %s", old, new);
 }
 
 char *
@@ -443,6 +532,9 @@ print_help(const struct cli_command *cmd, FILE *out)
 		fprintf(out, "\nCommands:\n");
 		for (const struct cli_command *c = cmd->sub; c->name != NULL; c++)
 			fprintf(out, "  %-10s %s\n", c->name, c->summary);
+		fprintf(out, "\nRun 'ssebench help %s%sCOMMAND' for a command's flags, exit status and "
+			     "examples.\n",
+		    cmd == &root ? "" : cmd->name, cmd == &root ? "" : " ");
 	}
 }
 
@@ -545,8 +637,25 @@ dispatch(const struct cli_command *group, int argc, char **argv)
 		return cli_usage_error(group, "%s", group == &root ? "no command given"
 								  : "no subcommand given");
 	name = argv[1];
-	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
 		print_help(group, stdout);
+		return SB_EXIT_OK;
+	}
+	/* `help [CMD [SUBCMD]]`: the same text as `CMD [SUBCMD] --help`. */
+	if (strcmp(name, "help") == 0) {
+		const struct cli_command *at = group;
+
+		for (int i = 2; i < argc; i++) {
+			const struct cli_command *next = NULL;
+
+			for (const struct cli_command *c = at->sub; c != NULL && c->name != NULL; c++)
+				if (strcmp(c->name, argv[i]) == 0)
+					next = c;
+			if (next == NULL)
+				return cli_usage_error(at, "no command '%s' to help with", argv[i]);
+			at = next;
+		}
+		print_help(at, stdout);
 		return SB_EXIT_OK;
 	}
 	if (group == &root && strcmp(name, "--version") == 0) {

@@ -30,6 +30,7 @@ struct run_opts {
 	/* A job: every --task, --tasks pattern, --agent and --model given. */
 	struct sb_argv tasks, task_patterns, agents, models;
 	bool all, json_events;
+	bool json_printed; /* run --json of one run: its object is on stdout */
 	unsigned attempts, jobs; /* 0: not given */
 	char *config;
 	/* A run started by a job (hidden options): its id and attempt, and whether the job

@@ -25,18 +25,18 @@ sb_cleanup_hook() {
 	for t in alpha beta; do /usr/bin/docker rmi -f "$(img "$t")" >/dev/null 2>&1; done
 }
 
-run_cmd r "$SSEBENCH" build-case --benchmarks "$ds"
+run_cmd r "$SSEBENCH" build-case --local "$ds"
 is "$r_rc" 0 "first build-case: exit 0"
 like "$r_out" ': 2 built, 0 skipped, 0 failed$' "both case images are built"
 label=$(/usr/bin/docker image inspect --format '{{index .Config.Labels "ssebench.task-files"}}' "$(img alpha)")
 like "$label" '^[0-9a-f]{64}$' "the image carries the task-files digest label"
 
-run_cmd r "$SSEBENCH" build-case --benchmarks "$ds"
+run_cmd r "$SSEBENCH" build-case --local "$ds"
 like "$r_out" ': 0 built, 2 skipped, 0 failed$' "a second build-case skips both"
 like "$r_err" 'alpha: up to date' "and says they are up to date"
 
 printf 'changed\n' >>"$ds/beta/sse/reports/asan.txt"
-run_cmd r "$SSEBENCH" build-case --benchmarks "$ds"
+run_cmd r "$SSEBENCH" build-case --local "$ds"
 like "$r_out" ': 1 built, 1 skipped, 0 failed$' "a changed task is rebuilt, the other skipped"
 like "$r_err" 'beta: the task folder changed; rebuilding' "and the rebuild is explained"
 isnt_label=$(/usr/bin/docker image inspect --format '{{index .Config.Labels "ssebench.task-files"}}' "$(img beta)")
@@ -44,17 +44,27 @@ ok "$([ "$isnt_label" != "$label" ]; echo $?)" "the rebuilt image has a new dige
 
 # An image of that name without the label: cannot be checked, skipped, said so.
 /usr/bin/docker tag "$SSEBENCH_REGISTRY/debian:bookworm" "$(img alpha)"
-run_cmd r "$SSEBENCH" build-case --benchmarks "$ds" --tasks alpha
+run_cmd r "$SSEBENCH" build-case --local "$ds" --task alpha
 like "$r_err" 'without an ssebench.task-files label' "an unlabelled image is reported"
 like "$r_out" ': 0 built, 1 skipped, 0 failed$' "and skipped"
-run_cmd r "$SSEBENCH" build-case --benchmarks "$ds" --tasks alpha --force
+run_cmd r "$SSEBENCH" build-case --local "$ds" --task alpha --force
 like "$r_out" ': 1 built, 0 skipped, 0 failed$' "--force rebuilds it"
 
-run_cmd r "$SSEBENCH" build-case --benchmarks "$ds" --tasks nope
-is "$r_rc" 1 "an unknown task in --tasks: exit 1"
+run_cmd r "$SSEBENCH" build-case --local "$ds" --task nope
+is "$r_rc" 1 "an unknown task in --task: exit 1"
+
+# The old spellings still work, with a warning; a pattern selects; --json says each task.
+run_cmd r "$SSEBENCH" build-case --benchmarks "$ds" --tasks alpha,beta
+like "$r_out" ': 0 built, 2 skipped, 0 failed$' "--benchmarks and --tasks A,B still work"
+like "$r_err" 'warning: --benchmarks DIR is deprecated and will go; use --local DIR' "--benchmarks: deprecated, said"
+like "$r_err" 'warning: --tasks ID,ID is deprecated' "--tasks: deprecated, said"
+run_cmd r "$SSEBENCH" build-case --local "$ds" --task 'b*' --json
+is "$r_rc" 0 "build-case --task 'b*' --json: exit 0"
+is "$(printf '%s' "$r_out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["built"], d["skipped"], d["failed"], [(t["id"], t["outcome"]) for t in d["tasks"]])')" \
+	"0 1 0 [('beta', 'skipped')]" "build-case --json: the pattern picked beta, skipped as up to date"
 
 printf 'RUN exit 3\n' >>"$ds/beta/Dockerfile"
-run_cmd r "$SSEBENCH" build-case --benchmarks "$ds"
+run_cmd r "$SSEBENCH" build-case --local "$ds"
 is "$r_rc" 1 "a failing build: exit 1"
 like "$r_err" "building case image .*beta failed" "and the failing task is named"
 

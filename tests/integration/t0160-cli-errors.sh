@@ -163,4 +163,43 @@ is "$r_rc" 0 "agents list --json: exit 0"
 is "$(printf '%s' "$r_out" | python3 -c 'import json,sys; a=json.load(sys.stdin); print(all(set(x) >= {"name","usable"} for x in a), any(x["name"]=="dummy" and x["usable"] for x in a))')" \
 	"True True" "agents list --json: {name, usable, ...} for each, dummy usable"
 
+# --- one vocabulary: --local, --task (ids and patterns), --json, help CMD ---------------------
+ds="$SB_TMP/vocab"
+make_task "$ds" alpha-1
+make_task "$ds" beta-2
+run_cmd r "$SSEBENCH" dataset validate --local "$ds" --json
+is "$r_rc" 0 "dataset validate --local --json: exit 0"
+is "$(printf '%s' "$r_out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["tasks"], d["valid"], d["problems"])')" \
+	"2 True []" "dataset validate --json: tasks, valid, problems"
+run_cmd r "$SSEBENCH" dataset validate "$ds"
+is "$r_rc" 0 "dataset validate DIR (the old form): still works"
+like "$r_err" "warning: 'dataset validate DIR' is deprecated" "dataset validate DIR: deprecated, said"
+run_cmd r "$SSEBENCH" dataset validate --local "$ds/alpha-1/.." "$ds"
+is "$r_rc" 2 "dataset validate --local DIR DIR: exit 2"
+run_cmd r "$SSEBENCH" dataset verify --local "$ds" --task 'zz*'
+is "$r_rc" 1 "dataset verify --task PATTERN that selects nothing: exit 1"
+like "$r_err" "--task 'zz\*' matches no task of $ds" "dataset verify: the empty pattern is named"
+run_cmd r "$SSEBENCH" dataset verify --local "$ds" --task alpha-2
+like "$r_err" "no task 'alpha-2' in $ds \(did you mean alpha-1\?\)" "dataset verify --task: the closest id"
+run_cmd r "$SSEBENCH" dataset verify --dir "$ds" alpha-2
+like "$r_err" "warning: --dir DIR is deprecated" "dataset verify --dir: deprecated, said"
+like "$r_err" "warning: 'dataset verify TASK...' is deprecated" "dataset verify TASK: deprecated, said"
+run_cmd r "$SSEBENCH" run --local "$ds" --task 'zz*' --agent dummy
+is "$r_rc" 1 "run --task PATTERN: a job; one that selects nothing: exit 1"
+like "$r_err" "'zz\*' matches no task" "run --task PATTERN: said"
+
+# run --json of one run: exactly one JSON object on stdout, even when it ends early.
+run_cmd r "$SSEBENCH" run --local "$ds" --task nope --agent dummy --json
+is "$r_rc" 1 "run --json, an unknown task: exit 1"
+is "$(printf '%s' "$r_out" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["task"], d["status"], d["scored"], d["exit_code"])')" \
+	"nope None False 1" "run --json: one object, status null, exit_code 1"
+
+# help CMD is CMD --help.
+for c in "run" "runs exec" "dataset verify" "build-case" "agents list"; do
+	# shellcheck disable=SC2086 # the command words are meant to split
+	is "$("$SSEBENCH" help $c)" "$("$SSEBENCH" $c --help)" "help $c = $c --help"
+done
+run_cmd r "$SSEBENCH" help nope
+is "$r_rc" 2 "help of an unknown command: exit 2"
+
 done_testing
