@@ -15,14 +15,6 @@
 #include "sb/common.h"
 #include "sb/error.h"
 
-/* A json_t reference dropped when it leaves scope (_cleanup_json_ json_t *j = ...). */
-static inline void
-sb_json_decrefp(json_t **j)
-{
-	if (*j != NULL)
-		json_decref(*j);
-}
-#define _cleanup_json_ _cleanup_(sb_json_decrefp)
 
 /* Parse len bytes (at most max) as one JSON value. *ret gets a new reference. */
 int sb_json_load(const char *data, size_t len, size_t max, json_t **ret, struct sb_error **err);

@@ -51,7 +51,7 @@ cmd_agents_list(const struct cli_command *cmd, int argc, char **argv)
 	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	_cleanup_argv_ struct sb_argv names = SB_ARGV_INIT;
-	_cleanup_json_ json_t *all = json_array();
+	json_auto_t *all = json_array();
 	bool as_json = false;
 	int c, rc = 0;
 

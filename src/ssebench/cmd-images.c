@@ -73,7 +73,7 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 	};
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
 	_cleanup_argv_ struct sb_argv wanted = SB_ARGV_INIT, chosen = SB_ARGV_INIT;
-	_cleanup_json_ json_t *outcomes = json_array();
+	json_auto_t *outcomes = json_array();
 	_cleanup_free_ char *dir = NULL;
 	struct images im = { cli_home(), -1, false };
 	struct sb_dataset *ds = NULL;

@@ -329,15 +329,28 @@ const struct cli_command jobs_commands[] = {
 	    .name = "list",
 	    .summary = "the jobs under the results directory",
 	    .usage = "ssebench jobs list [--json]",
-	    .help = "One line per job: its id, when it was made, its state (running, complete,\n"
-		    "interrupted, not started), its runs and their outcomes so far.\n",
+	    .help = "One line per job of <results>/jobs/ ($SSEBENCH_RESULTS, else ./results):\n"
+		    "its id, when it was made, its state (running, complete, interrupted, not\n"
+		    "started), its runs and their outcomes so far. A job directory that cannot be\n"
+		    "read is named on stderr and counted.\n"
+		    "\n"
+		    "  --json  the jobs as a JSON array (docs/jobs.md)\n"
+		    "\n"
+		    "Exit status: 0 (also with no jobs); 2 a bad flag.\n",
 	    .run = cmd_jobs_list,
 	},
 	{
 	    .name = "show",
 	    .summary = "one job: its matrix and every run",
 	    .usage = "ssebench jobs show [--json] JOB",
-	    .help = "JOB is a job id (job-...) or the path of a job directory.\n",
+	    .help = "Show one job: its state, directory, the counts of its runs, and one line per\n"
+		    "run (task/model/agent#attempt, outcome, run id, why). JOB is a job id\n"
+		    "(job-...) or the path of a job directory.\n"
+		    "\n"
+		    "  --json  the job's index as one JSON object (docs/jobs.md)\n"
+		    "\n"
+		    "Exit status: 0; 1 no such job, or one written by a newer ssebench; 2 a bad\n"
+		    "flag.\n",
 	    .run = cmd_jobs_show,
 	},
 	{
@@ -347,8 +360,16 @@ const struct cli_command jobs_commands[] = {
 	    .help = "Runs every run of the job that has no result: never started, interrupted, or\n"
 		    "cut off when the job was killed. --retry-errors also reruns the runs that ended\n"
 		    "in a harness error (not scored) and the ones whose images failed; a graded\n"
-		    "failure or a forfeit is a result and is never rerun. --jobs: how many at a time\n"
-		    "(default: as the job was made).\n",
+		    "failure or a forfeit is a result and is never rerun.\n"
+		    "\n"
+		    "  --retry-errors  also rerun harness errors and failed image builds\n"
+		    "  --jobs N        runs at a time (default: as the job was made)\n"
+		    "  --json          events as JSON lines on stdout\n"
+		    "\n"
+		    "Exit status: as 'ssebench run' of a job: 0 when every run has a result, 1 on\n"
+		    "an error, 2 a bad flag, 130 interrupted (resume it again later).\n"
+		    "\n"
+		    "Example: ssebench jobs resume --retry-errors job-20261203T101500Z-3f2a1c\n",
 	    .run = cmd_jobs_resume,
 	},
 	{
@@ -356,7 +377,11 @@ const struct cli_command jobs_commands[] = {
 	    .summary = "remove a job's directory",
 	    .usage = "ssebench jobs remove [--with-runs] JOB",
 	    .help = "Removes the job directory. Its runs' directories stay (they are runs like any\n"
-		    "other), unless --with-runs.\n",
+		    "other), unless --with-runs.\n"
+		    "\n"
+		    "  --with-runs  remove the job's run directories too\n"
+		    "\n"
+		    "Exit status: 0; 1 no such job, or a job still running; 2 a bad flag.\n",
 	    .run = cmd_jobs_remove,
 	},
 	{ .name = NULL },

@@ -99,7 +99,12 @@ static const struct cli_command tasks_commands[] = {
 		    "  --local DIR  the dataset directory\n"
 		    "  --json       print a JSON array of task summaries instead (id, language,\n"
 		    "               project, repository, base and case image names under\n"
-		    "               $SSEBENCH_REGISTRY, arch, checks)\n",
+		    "               $SSEBENCH_REGISTRY, arch, checks)\n"
+		    "\n"
+		    "Tasks with problems are left out, and said on stderr.\n"
+		    "\n"
+		    "Exit status: 0; 1 a task with problems, no task folders, or DIR cannot be\n"
+		    "read; 2 a bad flag.\n",
 	    .run = cmd_tasks_list,
 	},
 	{ .name = NULL },
@@ -112,7 +117,9 @@ static const struct cli_command images_commands[] = {
 	    .usage = "ssebench images base [c|go|rust...]",
 	    .help = "Build the base images base-generic-<lang>:<version> and :latest under\n"
 		    "$SSEBENCH_REGISTRY from images/base-images/, FROM the imported Debian rootfs\n"
-		    "(scripts/docker-up makes it). Without arguments: all three.\n",
+		    "(scripts/docker-up makes it). Without arguments: all three.\n"
+		    "\n"
+		    "Exit status: 0; 1 a build failed or no engine; 2 an unknown language.\n",
 	    .run = cmd_images_base,
 	},
 	{ .name = NULL },
@@ -209,7 +216,11 @@ static const struct cli_command models_commands[] = {
 	    .help = "List the models of models/<name>.yaml (./models when there is one, else the\n"
 		    "home's): the name --model takes, the proxy's target, and the environment\n"
 		    "variable the proxy reads the provider key from. Every problem of the files\n"
-		    "is printed as path:line:col and makes the exit status 1.\n",
+		    "is printed as path:line:col and makes the exit status 1.\n"
+		    "\n"
+		    "  --json  a JSON array: {name, target, key_env, file, line}\n"
+		    "\n"
+		    "Exit status: 0; 1 a problem in the files; 2 a bad flag.\n",
 	    .run = cmd_models_list,
 	},
 	{ .name = NULL },
@@ -235,7 +246,10 @@ static const struct cli_command agents_commands[] = {
 		    "this host's architecture into the cache ($SSEBENCH_CACHE, else\n"
 		    "~/.cache/ssebench), each checked against the SHA-256 its agent.yaml pins.\n"
 		    "Packages already there are kept. The registry is $SSEBENCH_NPM_REGISTRY (else\n"
-		    "$npm_config_registry, else https://registry.npmjs.org). Exit 1 if any fails.\n",
+		    "$npm_config_registry, else https://registry.npmjs.org).\n"
+		    "\n"
+		    "Exit status: 0; 1 a package could not be fetched or did not match its pin,\n"
+		    "or a named agent is unknown; 2 a bad flag.\n",
 	    .run = cmd_agents_fetch,
 	},
 	{ .name = NULL },
@@ -293,7 +307,9 @@ static const struct cli_command top_commands[] = {
 	    .usage = "ssebench init",
 	    .help = "Write ./.env (mode 0600) with the model proxy's settings and a new master\n"
 		    "key, copy the home's models/ to ./models, and make ./results. Nothing that\n"
-		    "is there already is overwritten. See docs/models.md.\n",
+		    "is there already is overwritten. See docs/models.md.\n"
+		    "\n"
+		    "Exit status: 0; 1 a file could not be written; 2 a bad flag.\n",
 	    .run = cmd_init,
 	},
 	{
