@@ -43,6 +43,13 @@ static const struct cli_command dataset_commands[] = {
 	    .help = "See docs/tasks.md (Verifying a task).\n",
 	    .run = cmd_dataset_verify,
 	},
+	{
+	    .name = "du",
+	    .summary = "how much disk the images of a dataset's tasks take",
+	    .usage = "ssebench dataset du [--local DIR] [--json]",
+	    .help = "See docs/cleanup.md.\n",
+	    .run = cmd_dataset_du,
+	},
 	{ .name = NULL },
 };
 
@@ -73,6 +80,20 @@ static const struct cli_command images_commands[] = {
 		    "(scripts/docker-up makes it). Without arguments: all three.\n",
 	    .run = cmd_images_base,
 	},
+	{
+	    .name = "list",
+	    .summary = "list the ssebench images, their size and what uses them",
+	    .usage = "ssebench images list [--dataset DIR] [--json]",
+	    .help = "See docs/cleanup.md.\n",
+	    .run = cmd_images_space,
+	},
+	{
+	    .name = "prune",
+	    .summary = "remove the ssebench images no task of a dataset and no kept run needs",
+	    .usage = "ssebench images prune [--dataset DIR] [--all] [--dry-run]",
+	    .help = "See docs/cleanup.md.\n",
+	    .run = cmd_images_space,
+	},
 	{ .name = NULL },
 };
 
@@ -94,6 +115,9 @@ static const struct cli_command runs_commands[] = {
 	    .help = "Scan every summary.json below DIR (default: ./results), newest first.\n"
 		    "Runs with --egress open are marked: do not compare them with restricted runs.\n",
 	    .run = cmd_runs },
+	{ .name = "prune", .summary = "remove the containers and volumes of finished runs",
+	    .usage = "ssebench runs prune [--dry-run]", .help = "See docs/cleanup.md.\n",
+	    .run = cmd_runs_prune },
 	{ .name = NULL },
 };
 
