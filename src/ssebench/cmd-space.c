@@ -36,9 +36,9 @@
 #include "run.h"
 #include "space.h"
 
-#define INSPECT_CHUNK	 64	       /* ids per `docker inspect` */
-#define ENGINE_TIMEOUT	 300000	       /* ms for one client call */
-#define CREATED_GRACE	 (10 * 60)     /* s: a container never started is a run starting */
+#define INSPECT_CHUNK  64        /* ids per `docker inspect` */
+#define ENGINE_TIMEOUT 300000    /* ms for one client call */
+#define CREATED_GRACE  (10 * 60) /* s: a container never started is a run starting */
 
 /* ---- the engine ------------------------------------------------------------------------ */
 
@@ -61,8 +61,9 @@ engine_capture(const struct sb_argv *args, char **ret_out, struct sb_error **err
 		sb_buf_rtrim(&r.err);
 		e = sb_escape(r.err.len > 400 ? r.err.s + r.err.len - 400 : r.err.s);
 		sb_error_set(err, EIO, "docker %s %s%s (exit %d)%s%s", args->v[0],
-		    args->n > 1 ? args->v[1] : "", r.out_dropped > 0 ? ": too much output" : " failed",
-		    code, *e != '\0' ? ": " : "", e);
+		    args->n > 1 ? args->v[1] : "",
+		    r.out_dropped > 0 ? ": too much output" : " failed", code,
+		    *e != '\0' ? ": " : "", e);
 		sb_cmd_result_release(&r);
 		return -1;
 	}
@@ -122,13 +123,14 @@ engine_ids(const struct sb_argv *args, bool image, struct sb_argv *ret, struct s
 	if (arr == NULL)
 		return -1;
 	seen = json_object();
-	json_array_foreach (arr, i, v) {
+	json_array_foreach(arr, i, v) {
 		const char *id = json_string_value(v);
 
 		if (!valid_id(id, image)) {
 			json_decref(arr);
 			json_decref(seen);
-			return sb_error_set(err, EIO, "docker %s: an id that is not one", args->v[0]);
+			return sb_error_set(
+			    err, EIO, "docker %s: an id that is not one", args->v[0]);
 		}
 		if (json_object_get(seen, id) != NULL)
 			continue;
@@ -168,8 +170,8 @@ engine_inspect(const char *kind, const struct sb_argv *ids, json_t *out, struct 
 				if (sb_json_load(t, strlen(t), SB_JSON_FILE_MAX, &o, err) < 0 ||
 				    !json_is_array(o)) {
 					json_decref(o);
-					return sb_error_set(err, EIO, "docker %s inspect: no JSON array",
-					    kind);
+					return sb_error_set(
+					    err, EIO, "docker %s inspect: no JSON array", kind);
 				}
 				json_array_extend(out, o);
 				json_decref(o);
@@ -230,20 +232,20 @@ image_history(struct space_image *img)
 	json_t *arr, *v;
 	size_t i;
 
-	sb_argv_pushl(&a, "history", "--no-trunc", "--human=false", "--format", "{{json .}}",
-	    img->id, NULL);
+	sb_argv_pushl(
+	    &a, "history", "--no-trunc", "--human=false", "--format", "{{json .}}", img->id, NULL);
 	arr = engine_json_lines(&a, NULL);
 	if (arr == NULL)
 		return; /* the sizes stay on the top layer; exact stays false */
 	h = sb_xcalloc(json_array_size(arr) + 1, sizeof(*h));
-	json_array_foreach (arr, i, v) {
+	json_array_foreach(arr, i, v) {
 		const json_t *size = json_object_get(v, "Size");
 
 		/* A string of digits with --human=false; a number would do as well. */
 		if (json_is_integer(size) && json_integer_value(size) >= 0)
 			h[i].size = (uint64_t)json_integer_value(size);
-		else if (!json_is_string(size) ||
-			 sb_parse_u64(json_string_value(size), 0, UINT64_MAX, &h[i].size, NULL) < 0) {
+		else if (!json_is_string(size) || sb_parse_u64(json_string_value(size), 0,
+						      UINT64_MAX, &h[i].size, NULL) < 0) {
 			json_decref(arr);
 			return;
 		}
@@ -273,7 +275,7 @@ engine_load(struct engine *e, bool containers, struct sb_error **err)
 	}
 	e->img = sb_xcalloc(json_array_size(arr) + 1, sizeof(*e->img));
 	e->ours = sb_xcalloc(json_array_size(arr) + 1, sizeof(bool));
-	json_array_foreach (arr, i, v) {
+	json_array_foreach(arr, i, v) {
 		if (space_image_from_inspect(v, &e->img[e->n], err) < 0) {
 			json_decref(arr);
 			engine_release(e);
@@ -314,7 +316,7 @@ engine_check(void)
 
 struct dsinfo {
 	struct sb_dataset *ds;
-	char *name;	     /* its directory's name, lower case (as image names have it) */
+	char *name;           /* its directory's name, lower case (as image names have it) */
 	struct sb_argv tasks; /* its task ids, lower case */
 };
 
@@ -360,7 +362,7 @@ dsinfo_load(const char *dir, struct dsinfo *ret)
 /* ---- printing -------------------------------------------------------------------------- */
 
 /* A human size in a static buffer of its own (one per argument slot of a printf). */
-#define HUMAN(b) space_human((b), (char[24]){ 0 }, 24)
+#define HUMAN(b) space_human((b), (char[24]){0}, 24)
 
 /* An escaped copy of s for the terminal ("-" for NULL); the caller frees. */
 static char *
@@ -376,14 +378,14 @@ print_table(json_t *rows, size_t ncol)
 	size_t *w = sb_xcalloc(ncol, sizeof(size_t)), i;
 	json_t *r;
 
-	json_array_foreach (rows, i, r)
+	json_array_foreach(rows, i, r)
 		for (size_t c = 0; c < ncol; c++) {
 			size_t l = strlen(json_string_value(json_array_get(r, c)) ?: "");
 
 			if (l > w[c])
 				w[c] = l;
 		}
-	json_array_foreach (rows, i, r) {
+	json_array_foreach(rows, i, r) {
 		for (size_t c = 0; c < ncol; c++) {
 			const char *s = json_string_value(json_array_get(r, c)) ?: "";
 
@@ -399,10 +401,10 @@ print_table(json_t *rows, size_t ncol)
 /* ---- the plan: what prune keeps and why -------------------------------------------------- */
 
 struct row {
-	size_t img;	       /* index in the engine's images */
-	const char *name;      /* the tag (borrowed from the image) */
+	size_t img;       /* index in the engine's images */
+	const char *name; /* the tag (borrowed from the image) */
 	struct space_name nm;
-	char *keep;	       /* why it stays, or NULL: prune removes it */
+	char *keep; /* why it stays, or NULL: prune removes it */
 };
 
 struct plan {
@@ -440,7 +442,7 @@ used_by(const struct engine *e, const char *image_id)
 	json_t *c;
 	size_t i;
 
-	json_array_foreach (e->containers, i, c) {
+	json_array_foreach(e->containers, i, c) {
 		const char *run = container_label(c, "ssebench.run");
 		const char *img = json_string_value(json_object_get(c, "Image"));
 		const char *name = json_string_value(json_object_get(c, "Name"));
@@ -480,7 +482,7 @@ plan_make(const struct engine *e, const struct dsinfo *d, bool all, struct plan 
 			continue;
 		use = used_by(e, e->img[i].id);
 		for (size_t t = 0; t < e->img[i].n_tags; t++) {
-			struct row r = { .img = i, .name = e->img[i].tags[t] };
+			struct row r = {.img = i, .name = e->img[i].tags[t]};
 			const char *why = NULL;
 
 			if (!space_name_parse(cli_registry(), r.name, &r.nm)) {
@@ -510,7 +512,8 @@ plan_make(const struct engine *e, const struct dsinfo *d, bool all, struct plan 
 static const char *
 row_task(const struct engine *e, const struct row *r)
 {
-	const char *l = json_string_value(json_object_get(e->img[r->img].labels, "ssebench.task-id"));
+	const char *l =
+	    json_string_value(json_object_get(e->img[r->img].labels, "ssebench.task-id"));
 
 	if (r->nm.task == NULL && r->nm.kind != SPACE_CASE)
 		return NULL; /* a base image has no task, whatever it inherited */
@@ -534,7 +537,7 @@ our_labels(const json_t *labels)
 	json_t *out = json_object(), *v;
 	const char *k;
 
-	json_object_foreach ((json_t *)labels, k, v)
+	json_object_foreach((json_t *)labels, k, v)
 		if (strncmp(k, "ssebench.", 9) == 0 && json_is_string(v))
 			json_object_set(out, k, v);
 	return out;
@@ -545,9 +548,8 @@ our_labels(const json_t *labels)
 static int
 images_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "dataset", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = {{"dataset", required_argument, NULL, 'd'},
+	    {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	_cleanup_free_ char *dir = NULL;
 	struct sb_error *err = NULL;
 	struct dsinfo d;
@@ -590,22 +592,25 @@ images_list(const struct cli_command *cmd, int argc, char **argv)
 			uint64_t shared, unique;
 
 			space_split(e.img, e.n, e.ours, r->img, &shared, &unique);
-			json_array_append_new(arr,
-			    json_pack("{s:o, s:s, s:I, s:I, s:I, s:b, s:s, s:o, s:o, s:o, s:o, s:o, "
-				      "s:s, s:o}",
-				"name", sb_json_string_or_null(r->name), "id", img->id, "size",
-				(json_int_t)img->size, "shared", (json_int_t)shared, "unique",
-				(json_int_t)unique, "exact", img->exact, "kind",
-				space_kind_name(r->nm.kind), "tag", sb_json_string_or_null(r->nm.tag),
-				"dataset", sb_json_string_or_null(r->nm.dataset), "task",
-				sb_json_string_or_null(row_task(&e, r)), "agent",
-				sb_json_string_or_null(row_agent(&e, r)), "labels",
-				our_labels(img->labels), "prune", r->keep != NULL ? "keep" : "remove",
-				"reason", sb_json_string_or_null(r->keep)));
+			json_array_append_new(
+			    arr, json_pack(
+				     "{s:o, s:s, s:I, s:I, s:I, s:b, s:s, s:o, s:o, s:o, s:o, s:o, "
+				     "s:s, s:o}",
+				     "name", sb_json_string_or_null(r->name), "id", img->id, "size",
+				     (json_int_t)img->size, "shared", (json_int_t)shared, "unique",
+				     (json_int_t)unique, "exact", img->exact, "kind",
+				     space_kind_name(r->nm.kind), "tag",
+				     sb_json_string_or_null(r->nm.tag), "dataset",
+				     sb_json_string_or_null(r->nm.dataset), "task",
+				     sb_json_string_or_null(row_task(&e, r)), "agent",
+				     sb_json_string_or_null(row_agent(&e, r)), "labels",
+				     our_labels(img->labels), "prune",
+				     r->keep != NULL ? "keep" : "remove", "reason",
+				     sb_json_string_or_null(r->keep)));
 		}
-		out = json_pack("{s:s, s:o, s:o, s:{s:I, s:I, s:I, s:I}}", "registry", cli_registry(),
-		    "dataset", sb_json_string_or_null(d.ds->path), "images", arr, "total", "images",
-		    (json_int_t)n_images, "names", (json_int_t)p.n, "size",
+		out = json_pack("{s:s, s:o, s:o, s:{s:I, s:I, s:I, s:I}}", "registry",
+		    cli_registry(), "dataset", sb_json_string_or_null(d.ds->path), "images", arr,
+		    "total", "images", (json_int_t)n_images, "names", (json_int_t)p.n, "size",
 		    (json_int_t)space_distinct(e.img, e.n, e.ours), "prune_frees",
 		    (json_int_t)space_freed(e.img, e.n, p.gone));
 		cli_print_json(out);
@@ -614,8 +619,9 @@ images_list(const struct cli_command *cmd, int argc, char **argv)
 		json_t *rows = json_array();
 		_cleanup_free_ char *reg = esc(cli_registry()), *dsp = esc(d.ds->path);
 
-		json_array_append_new(rows, json_pack("[s,s,s,s,s,s,s,s]", "IMAGE", "SIZE", "SHARED",
-						"UNIQUE", "KIND", "TASK", "AGENT", "PRUNE"));
+		json_array_append_new(
+		    rows, json_pack("[s,s,s,s,s,s,s,s]", "IMAGE", "SIZE", "SHARED", "UNIQUE",
+			      "KIND", "TASK", "AGENT", "PRUNE"));
 		for (size_t i = 0; i < p.n; i++) {
 			const struct row *r = &p.rows[i];
 			const struct space_image *img = &e.img[r->img];
@@ -669,14 +675,14 @@ name_still_is(const char *name, const char *id)
 static int
 images_prune(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "dataset", required_argument, NULL, 'd' },
-		{ "all", no_argument, NULL, 'a' }, { "dry-run", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = {{"dataset", required_argument, NULL, 'd'},
+	    {"all", no_argument, NULL, 'a'}, {"dry-run", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT, left = SB_ARGV_INIT;
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_free_ bool *gone = NULL;
 	struct sb_error *err = NULL;
-	struct dsinfo d = { 0 };
+	struct dsinfo d = {0};
 	struct engine e;
 	struct plan p;
 	bool all = false, dry = false, have_ds = false;
@@ -734,7 +740,8 @@ images_prune(const struct cli_command *cmd, int argc, char **argv)
 			sb_log(SB_LOG_WARN, "%s changed since it was listed, skipping it", name);
 			continue;
 		}
-		/* By name, never --force (a container's image stays), never the untagged parents. */
+		/* By name, never --force (a container's image stays), never the untagged parents.
+		 */
 		sb_argv_pushl(&rm, "rmi", "--no-prune", r->name, NULL);
 		if (engine_capture(&rm, &out, &err) < 0) {
 			cli_fail("removing %s: %s", name, sb_error_message(err));
@@ -750,7 +757,8 @@ images_prune(const struct cli_command *cmd, int argc, char **argv)
 	if (dry) {
 		memcpy(gone, p.gone, e.n * sizeof(bool));
 	} else {
-		sb_argv_pushl(&a, "image", "ls", "-a", "--no-trunc", "--format", "{{json .ID}}", NULL);
+		sb_argv_pushl(
+		    &a, "image", "ls", "-a", "--no-trunc", "--format", "{{json .ID}}", NULL);
 		if (engine_ids(&a, true, &left, &err) < 0) {
 			cli_fail("%s", sb_error_message(err));
 			sb_error_release(&err);
@@ -764,7 +772,8 @@ images_prune(const struct cli_command *cmd, int argc, char **argv)
 		}
 	}
 	printf("%s %zu image name%s; %s %s\n", dry ? "would remove" : "removed", removed,
-	    removed == 1 ? "" : "s", dry ? "would free" : "freed", HUMAN(space_freed(e.img, e.n, gone)));
+	    removed == 1 ? "" : "s", dry ? "would free" : "freed",
+	    HUMAN(space_freed(e.img, e.n, gone)));
 	plan_release(&p);
 	engine_release(&e);
 	if (have_ds)
@@ -830,7 +839,7 @@ run_remove(const char *run, json_t *cs, size_t *ret_vols)
 	int rc = 0;
 
 	sb_argv_pushl(&a, "rm", "-v", NULL);
-	json_array_foreach (cs, i, c)
+	json_array_foreach(cs, i, c)
 		sb_argv_push(&a, json_string_value(json_object_get(c, "Id")));
 	if (engine_capture(&a, &out, &err) < 0) {
 		_cleanup_free_ char *r = esc(run);
@@ -844,7 +853,7 @@ run_remove(const char *run, json_t *cs, size_t *ret_vols)
 	if (!sb_run_id_valid(run))
 		return 0;
 	if ((vols = run_labelled("volume", run)) != NULL) {
-		json_array_foreach (vols, i, v) {
+		json_array_foreach(vols, i, v) {
 			_cleanup_argv_ struct sb_argv rv = SB_ARGV_INIT;
 			_cleanup_free_ char *o = NULL;
 
@@ -862,7 +871,7 @@ run_remove(const char *run, json_t *cs, size_t *ret_vols)
 		json_decref(vols);
 	}
 	if ((nets = run_labelled("network", run)) != NULL) {
-		json_array_foreach (nets, i, v)
+		json_array_foreach(nets, i, v)
 			if (json_is_string(v))
 				net_remove(json_string_value(v));
 		json_decref(nets);
@@ -875,8 +884,8 @@ run_remove(const char *run, json_t *cs, size_t *ret_vols)
 static int
 runs_prune(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "dry-run", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = {{"dry-run", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT, ids = SB_ARGV_INIT;
 	_cleanup_free_ char *prefix = NULL;
 	struct sb_error *err = NULL;
@@ -901,13 +910,14 @@ runs_prune(const struct cli_command *cmd, int argc, char **argv)
 		goto out;
 	sb_argv_pushl(&a, "ps", "-a", "--no-trunc", "--filter", "label=ssebench.run", "--format",
 	    "{{json .ID}}", NULL);
-	if (engine_ids(&a, false, &ids, &err) < 0 || engine_inspect("container", &ids, cs, &err) < 0) {
+	if (engine_ids(&a, false, &ids, &err) < 0 ||
+	    engine_inspect("container", &ids, cs, &err) < 0) {
 		rc = cli_fail("%s", sb_error_message(err));
 		sb_error_release(&err);
 		goto out;
 	}
 	/* The runs, each with its containers (a sidecar run has two). */
-	json_array_foreach (cs, i, c) {
+	json_array_foreach(cs, i, c) {
 		const char *r = container_label(c, "ssebench.run");
 
 		if (r == NULL || !json_is_string(json_object_get(c, "Id")))
@@ -921,14 +931,14 @@ runs_prune(const struct cli_command *cmd, int argc, char **argv)
 	 * installation (or a test suite beside us), whose runs are its own to remove.
 	 */
 	prefix = sb_xasprintf("%s/", cli_registry());
-	json_object_foreach (runs, run, list) {
+	json_object_foreach(runs, run, list) {
 		_cleanup_free_ char *r = esc(run);
 		bool ours = true, is_live = false;
 		size_t vols = 0;
 
-		json_array_foreach (list, i, c) {
-			const char *img =
-			    json_string_value(json_object_get(json_object_get(c, "Config"), "Image"));
+		json_array_foreach(list, i, c) {
+			const char *img = json_string_value(
+			    json_object_get(json_object_get(c, "Config"), "Image"));
 
 			if (img == NULL || strncmp(img, prefix, strlen(prefix)) != 0)
 				ours = false;
@@ -988,9 +998,8 @@ row_of_task(const struct row *r, const struct dsinfo *d, const char *task)
 int
 cmd_dataset_du(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "local", required_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = {{"local", required_argument, NULL, 'l'},
+	    {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_free_ bool *all_sel = NULL, *task_sel = NULL;
 	struct sb_error *err = NULL;
@@ -1028,7 +1037,8 @@ cmd_dataset_du(const struct cli_command *cmd, int argc, char **argv)
 	plan_make(&e, &d, false, &p);
 	all_sel = sb_xcalloc(e.n + 1, sizeof(bool));
 	task_sel = sb_xcalloc(e.n + 1, sizeof(bool));
-	json_array_append_new(rows, json_pack("[s,s,s,s]", "TASK / IMAGE", "SIZE", "SHARED", "UNIQUE"));
+	json_array_append_new(
+	    rows, json_pack("[s,s,s,s]", "TASK / IMAGE", "SIZE", "SHARED", "UNIQUE"));
 	for (size_t t = 0; t < d.ds->n; t++) {
 		const char *task = d.tasks.v[t];
 		_cleanup_free_ char *tname = esc(d.ds->tasks[t]->name);
@@ -1046,22 +1056,24 @@ cmd_dataset_du(const struct cli_command *cmd, int argc, char **argv)
 				continue;
 			space_split(e.img, e.n, e.ours, r->img, &shared, &unique);
 			task_sel[r->img] = all_sel[r->img] = true;
-			json_array_append_new(imgs,
-			    json_pack("{s:o, s:s, s:s, s:I, s:I, s:I, s:b}", "name",
-				sb_json_string_or_null(r->name), "id", img->id, "kind",
-				space_kind_name(r->nm.kind), "size", (json_int_t)img->size, "shared",
-				(json_int_t)shared, "unique", (json_int_t)unique, "exact", img->exact));
+			json_array_append_new(
+			    imgs, json_pack("{s:o, s:s, s:s, s:I, s:I, s:I, s:b}", "name",
+				      sb_json_string_or_null(r->name), "id", img->id, "kind",
+				      space_kind_name(r->nm.kind), "size", (json_int_t)img->size,
+				      "shared", (json_int_t)shared, "unique", (json_int_t)unique,
+				      "exact", img->exact));
 			name = esc(r->name);
-			json_array_append_new(trows, json_pack("[s+,s,s,s]", "  ", name,
-							 HUMAN(img->size), HUMAN(shared), HUMAN(unique)));
+			json_array_append_new(
+			    trows, json_pack("[s+,s,s,s]", "  ", name, HUMAN(img->size),
+				       HUMAN(shared), HUMAN(unique)));
 		}
 		tsize = space_distinct(e.img, e.n, task_sel);
-		json_array_append_new(tasks, json_pack("{s:o, s:I, s:o}", "id",
-						 sb_json_string_or_null(d.ds->tasks[t]->name), "size",
-						 (json_int_t)tsize, "images", imgs));
-		json_array_append_new(rows,
-		    json_pack("[s,s,s,s]", tname,
-			json_array_size(trows) > 0 ? HUMAN(tsize) : "no images", "", ""));
+		json_array_append_new(tasks,
+		    json_pack("{s:o, s:I, s:o}", "id", sb_json_string_or_null(d.ds->tasks[t]->name),
+			"size", (json_int_t)tsize, "images", imgs));
+		json_array_append_new(
+		    rows, json_pack("[s,s,s,s]", tname,
+			      json_array_size(trows) > 0 ? HUMAN(tsize) : "no images", "", ""));
 		json_array_extend(rows, trows);
 		json_decref(trows);
 	}
@@ -1083,7 +1095,8 @@ cmd_dataset_du(const struct cli_command *cmd, int argc, char **argv)
 		printf("%s: %zu image%s of %zu task%s, %s on disk (each layer once), %s of it held "
 		       "by no other image\n",
 		    dsp, n_images, n_images == 1 ? "" : "s", d.ds->n, d.ds->n == 1 ? "" : "s",
-		    HUMAN(space_distinct(e.img, e.n, all_sel)), HUMAN(space_freed(e.img, e.n, all_sel)));
+		    HUMAN(space_distinct(e.img, e.n, all_sel)),
+		    HUMAN(space_freed(e.img, e.n, all_sel)));
 	}
 	plan_release(&p);
 	engine_release(&e);

@@ -17,16 +17,26 @@ const char *
 space_kind_name(enum space_kind k)
 {
 	switch (k) {
-	case SPACE_ROOTFS: return "rootfs";
-	case SPACE_BASE: return "base";
-	case SPACE_CASE: return "case";
-	case SPACE_RUNTIME: return "runtime";
-	case SPACE_TOOL: return "tool";
-	case SPACE_SIDECAR_TASK: return "sidecar-task";
-	case SPACE_SIDECAR_AGENTRT: return "sidecar-runtime";
-	case SPACE_AGENT: return "agent";
-	case SPACE_AGENT_SIDECAR: return "agent-sidecar";
-	case SPACE_OTHER: return "other";
+	case SPACE_ROOTFS:
+		return "rootfs";
+	case SPACE_BASE:
+		return "base";
+	case SPACE_CASE:
+		return "case";
+	case SPACE_RUNTIME:
+		return "runtime";
+	case SPACE_TOOL:
+		return "tool";
+	case SPACE_SIDECAR_TASK:
+		return "sidecar-task";
+	case SPACE_SIDECAR_AGENTRT:
+		return "sidecar-runtime";
+	case SPACE_AGENT:
+		return "agent";
+	case SPACE_AGENT_SIDECAR:
+		return "agent-sidecar";
+	case SPACE_OTHER:
+		return "other";
 	}
 	return "other";
 }
@@ -64,7 +74,7 @@ space_name_parse(const char *prefix, const char *ref, struct space_name *ret)
 {
 	size_t plen = strlen(prefix);
 	_cleanup_free_ char *path = NULL;
-	struct space_name n = { .kind = SPACE_OTHER };
+	struct space_name n = {.kind = SPACE_OTHER};
 	const char *rest, *colon, *slash;
 	char *first, *second, *third;
 	size_t parts;
@@ -174,24 +184,24 @@ space_image_from_inspect(const json_t *j, struct space_image *ret, struct sb_err
 	const json_t *size = json_object_get(j, "Size");
 	const json_t *layers = json_object_get(json_object_get(j, "RootFS"), "Layers");
 	const json_t *labels = json_object_get(json_object_get(j, "Config"), "Labels");
-	struct space_image img = { 0 };
+	struct space_image img = {0};
 	char chain[7 + 65] = "";
 	const json_t *v;
 	size_t i;
 
 	if (!json_is_object(j) || !is_digest(json_string_value(id)))
 		return sb_error_set(err, EINVAL, "an image without a valid Id");
-	if (!(tags == NULL || json_is_null(tags) || json_is_array(tags)) || !json_is_integer(size) ||
-	    json_integer_value(size) < 0 || !json_is_array(layers) ||
+	if (!(tags == NULL || json_is_null(tags) || json_is_array(tags)) ||
+	    !json_is_integer(size) || json_integer_value(size) < 0 || !json_is_array(layers) ||
 	    json_array_size(layers) > SPACE_LAYERS_MAX ||
 	    !(labels == NULL || json_is_null(labels) || json_is_object(labels)))
-		return sb_error_set(err, EINVAL, "the image %s: unexpected inspect output",
-		    json_string_value(id));
-	json_array_foreach (tags, i, v)
+		return sb_error_set(
+		    err, EINVAL, "the image %s: unexpected inspect output", json_string_value(id));
+	json_array_foreach(tags, i, v)
 		if (!json_is_string(v))
 			return sb_error_set(err, EINVAL, "the image %s: a tag that is no string",
 			    json_string_value(id));
-	json_array_foreach (layers, i, v)
+	json_array_foreach(layers, i, v)
 		if (!is_digest(json_string_value(v)))
 			return sb_error_set(err, EINVAL, "the image %s: a layer that is no digest",
 			    json_string_value(id));
@@ -200,13 +210,13 @@ space_image_from_inspect(const json_t *j, struct space_image *ret, struct sb_err
 	img.size = (uint64_t)json_integer_value(size);
 	img.n_tags = json_array_size(tags);
 	img.tags = sb_xcalloc(img.n_tags + 1, sizeof(char *));
-	json_array_foreach (tags, i, v)
+	json_array_foreach(tags, i, v)
 		img.tags[i] = sb_xstrdup(json_string_value(v));
 	img.n_layers = json_array_size(layers);
 	img.chains = sb_xcalloc(img.n_layers + 1, sizeof(char *));
 	img.sizes = sb_xcalloc(img.n_layers + 1, sizeof(uint64_t));
 	/* ChainID(L0) = DiffID(L0); ChainID(Ln) = sha256("<ChainID(Ln-1)> <DiffID(Ln)>"). */
-	json_array_foreach (layers, i, v) {
+	json_array_foreach(layers, i, v) {
 		const char *diff = json_string_value(v);
 
 		if (i == 0) {
@@ -236,9 +246,9 @@ space_image_from_inspect(const json_t *j, struct space_image *ret, struct sb_err
 bool
 space_hist_is_metadata(const char *created_by)
 {
-	static const char *const meta[] = { "ARG", "CMD", "ENTRYPOINT", "ENV", "EXPOSE",
-		"HEALTHCHECK", "LABEL", "MAINTAINER", "ONBUILD", "SHELL", "STOPSIGNAL", "USER",
-		"VOLUME" };
+	static const char *const meta[] = {"ARG", "CMD", "ENTRYPOINT", "ENV", "EXPOSE",
+	    "HEALTHCHECK", "LABEL", "MAINTAINER", "ONBUILD", "SHELL", "STOPSIGNAL", "USER",
+	    "VOLUME"};
 	const char *p = created_by != NULL ? created_by : "";
 	size_t len;
 
@@ -318,11 +328,12 @@ layer_table(const struct space_image *imgs, size_t n, const bool *sel)
 				    (json_int_t)0, (json_int_t)0, imgs[i].exact);
 				json_object_set_new(t, imgs[i].chains[l], e);
 			} else if (!json_is_true(json_array_get(e, 3)) && imgs[i].exact) {
-				json_array_set_new(e, 0, json_integer((json_int_t)imgs[i].sizes[l]));
+				json_array_set_new(
+				    e, 0, json_integer((json_int_t)imgs[i].sizes[l]));
 				json_array_set_new(e, 3, json_true());
 			}
-			json_array_set_new(e, 1,
-			    json_integer(json_integer_value(json_array_get(e, 1)) + 1));
+			json_array_set_new(
+			    e, 1, json_integer(json_integer_value(json_array_get(e, 1)) + 1));
 			if (sel == NULL || sel[i])
 				json_array_set_new(e, 2,
 				    json_integer(json_integer_value(json_array_get(e, 2)) + 1));
@@ -362,7 +373,7 @@ space_distinct(const struct space_image *imgs, size_t n, const bool *sel)
 	const char *k;
 	uint64_t total = 0;
 
-	json_object_foreach (t, k, e)
+	json_object_foreach(t, k, e)
 		if (json_integer_value(json_array_get(e, 2)) > 0)
 			total += (uint64_t)json_integer_value(json_array_get(e, 0));
 	json_decref(t);
@@ -377,9 +388,10 @@ space_freed(const struct space_image *imgs, size_t n, const bool *gone)
 	uint64_t total = 0;
 
 	/* Every holder of the layer goes. */
-	json_object_foreach (t, k, e)
+	json_object_foreach(t, k, e)
 		if (json_integer_value(json_array_get(e, 2)) > 0 &&
-		    json_integer_value(json_array_get(e, 2)) == json_integer_value(json_array_get(e, 1)))
+		    json_integer_value(json_array_get(e, 2)) ==
+			json_integer_value(json_array_get(e, 1)))
 			total += (uint64_t)json_integer_value(json_array_get(e, 0));
 	json_decref(t);
 	return total;
@@ -388,7 +400,7 @@ space_freed(const struct space_image *imgs, size_t n, const bool *gone)
 const char *
 space_human(uint64_t bytes, char *buf, size_t len)
 {
-	static const char *const units[] = { "kB", "MB", "GB", "TB", "PB", "EB" };
+	static const char *const units[] = {"kB", "MB", "GB", "TB", "PB", "EB"};
 	double v = (double)bytes;
 	size_t u = 0;
 

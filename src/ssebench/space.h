@@ -23,16 +23,16 @@
 
 /* What an image name under the registry prefix is (docs/images.md has the table). */
 enum space_kind {
-	SPACE_ROOTFS,	      /* debian:bookworm, imported by scripts/docker-up */
-	SPACE_BASE,	      /* base-*: the toolchain images */
-	SPACE_CASE,	      /* case/<dataset>/<task> */
-	SPACE_RUNTIME,	      /* runtime:<version> */
-	SPACE_TOOL,	      /* tool/<task>:<version> */
-	SPACE_SIDECAR_TASK,   /* tool-sidecar/<task>:<version> */
+	SPACE_ROOTFS,          /* debian:bookworm, imported by scripts/docker-up */
+	SPACE_BASE,            /* base-*: the toolchain images */
+	SPACE_CASE,            /* case/<dataset>/<task> */
+	SPACE_RUNTIME,         /* runtime:<version> */
+	SPACE_TOOL,            /* tool/<task>:<version> */
+	SPACE_SIDECAR_TASK,    /* tool-sidecar/<task>:<version> */
 	SPACE_SIDECAR_AGENTRT, /* tool-sidecar-agent:<version> */
-	SPACE_AGENT,	      /* agent-<name>/<task>:<agent version> */
-	SPACE_AGENT_SIDECAR,  /* agent-<name>/sidecar:<agent version> */
-	SPACE_OTHER,	      /* anything else under the prefix: not one ssebench makes */
+	SPACE_AGENT,           /* agent-<name>/<task>:<agent version> */
+	SPACE_AGENT_SIDECAR,   /* agent-<name>/sidecar:<agent version> */
+	SPACE_OTHER,           /* anything else under the prefix: not one ssebench makes */
 };
 
 /* "rootfs", "base", "case", ... (for the listings). */
@@ -60,19 +60,19 @@ void space_name_release(struct space_name *n);
  * n_tasks of them; dataset its directory name in lower case; version the running ssebench's.
  * The base images and the rootfs are always kept, and so is a name of no kind ssebench makes.
  */
-const char *space_keep_reason(const struct space_name *n, const char *const *tasks,
-    size_t n_tasks, const char *dataset, const char *version);
+const char *space_keep_reason(const struct space_name *n, const char *const *tasks, size_t n_tasks,
+    const char *dataset, const char *version);
 
 struct space_image {
-	char *id;	   /* "sha256:<64 hex>" */
-	char **tags;	   /* RepoTags, as the engine has them (untrusted bytes) */
+	char *id;    /* "sha256:<64 hex>" */
+	char **tags; /* RepoTags, as the engine has them (untrusted bytes) */
 	size_t n_tags;
-	char **chains;	   /* each layer's chain id, bottom first */
-	uint64_t *sizes;   /* each layer's size in bytes (see space_image_set_history) */
+	char **chains;   /* each layer's chain id, bottom first */
+	uint64_t *sizes; /* each layer's size in bytes (see space_image_set_history) */
 	size_t n_layers;
-	uint64_t size;	   /* the image's size, as inspect says */
-	bool exact;	   /* sizes are the engine's own per-layer figures */
-	json_t *labels;	   /* Config.Labels (an object; maybe empty) */
+	uint64_t size;  /* the image's size, as inspect says */
+	bool exact;     /* sizes are the engine's own per-layer figures */
+	json_t *labels; /* Config.Labels (an object; maybe empty) */
 };
 
 /*

@@ -19,23 +19,23 @@ static const struct {
 	enum space_kind kind;
 	const char *tag, *dataset, *task, *agent;
 } names[] = {
-	{ "reg/x/debian:bookworm", true, SPACE_ROOTFS, "bookworm", NULL, NULL, NULL },
-	{ "reg/x/debian:trixie", true, SPACE_OTHER, "trixie", NULL, NULL, NULL },
-	{ "reg/x/base-generic-c:0.1.0", true, SPACE_BASE, "0.1.0", NULL, NULL, NULL },
-	{ "reg/x/case/pilot/cjson-cve-1", true, SPACE_CASE, "latest", "pilot", "cjson-cve-1", NULL },
-	{ "reg/x/runtime:0.1.0", true, SPACE_RUNTIME, "0.1.0", NULL, NULL, NULL },
-	{ "reg/x/tool/t1:0.1.0", true, SPACE_TOOL, "0.1.0", NULL, "t1", NULL },
-	{ "reg/x/tool-sidecar/t1:0.1.0", true, SPACE_SIDECAR_TASK, "0.1.0", NULL, "t1", NULL },
-	{ "reg/x/tool-sidecar-agent:0.1.0", true, SPACE_SIDECAR_AGENTRT, "0.1.0", NULL, NULL, NULL },
-	{ "reg/x/agent-dummy/t1:2", true, SPACE_AGENT, "2", NULL, "t1", "dummy" },
-	{ "reg/x/agent-codex/sidecar:0.9", true, SPACE_AGENT_SIDECAR, "0.9", NULL, NULL, "codex" },
-	{ "reg/x/mine/a/b/c:1", true, SPACE_OTHER, "1", NULL, NULL, NULL },
-	{ "reg/x/tool//t1:1", true, SPACE_OTHER, "1", NULL, NULL, NULL },
-	/* Not under the prefix: another registry, or one that only starts the same. */
-	{ "reg/x-test/tool/t1:0.1.0", false, SPACE_OTHER, NULL, NULL, NULL, NULL },
-	{ "reg/xtool/t1:0.1.0", false, SPACE_OTHER, NULL, NULL, NULL, NULL },
-	{ "other/tool/t1:0.1.0", false, SPACE_OTHER, NULL, NULL, NULL, NULL },
-	{ "reg/x", false, SPACE_OTHER, NULL, NULL, NULL, NULL },
+    {"reg/x/debian:bookworm", true, SPACE_ROOTFS, "bookworm", NULL, NULL, NULL},
+    {"reg/x/debian:trixie", true, SPACE_OTHER, "trixie", NULL, NULL, NULL},
+    {"reg/x/base-generic-c:0.1.0", true, SPACE_BASE, "0.1.0", NULL, NULL, NULL},
+    {"reg/x/case/pilot/cjson-cve-1", true, SPACE_CASE, "latest", "pilot", "cjson-cve-1", NULL},
+    {"reg/x/runtime:0.1.0", true, SPACE_RUNTIME, "0.1.0", NULL, NULL, NULL},
+    {"reg/x/tool/t1:0.1.0", true, SPACE_TOOL, "0.1.0", NULL, "t1", NULL},
+    {"reg/x/tool-sidecar/t1:0.1.0", true, SPACE_SIDECAR_TASK, "0.1.0", NULL, "t1", NULL},
+    {"reg/x/tool-sidecar-agent:0.1.0", true, SPACE_SIDECAR_AGENTRT, "0.1.0", NULL, NULL, NULL},
+    {"reg/x/agent-dummy/t1:2", true, SPACE_AGENT, "2", NULL, "t1", "dummy"},
+    {"reg/x/agent-codex/sidecar:0.9", true, SPACE_AGENT_SIDECAR, "0.9", NULL, NULL, "codex"},
+    {"reg/x/mine/a/b/c:1", true, SPACE_OTHER, "1", NULL, NULL, NULL},
+    {"reg/x/tool//t1:1", true, SPACE_OTHER, "1", NULL, NULL, NULL},
+    /* Not under the prefix: another registry, or one that only starts the same. */
+    {"reg/x-test/tool/t1:0.1.0", false, SPACE_OTHER, NULL, NULL, NULL, NULL},
+    {"reg/xtool/t1:0.1.0", false, SPACE_OTHER, NULL, NULL, NULL, NULL},
+    {"other/tool/t1:0.1.0", false, SPACE_OTHER, NULL, NULL, NULL, NULL},
+    {"reg/x", false, SPACE_OTHER, NULL, NULL, NULL, NULL},
 };
 
 static bool
@@ -46,13 +46,14 @@ str_eq(const char *a, const char *b)
 
 START_TEST(test_name_parse)
 {
-	struct space_name n = { .kind = SPACE_OTHER };
+	struct space_name n = {.kind = SPACE_OTHER};
 	bool ours = space_name_parse("reg/x", names[_i].ref, &n);
 
 	ck_assert_msg(ours == names[_i].ours, "%s", names[_i].ref);
 	if (!ours)
 		return;
-	ck_assert_msg(n.kind == names[_i].kind, "%s: kind %s", names[_i].ref, space_kind_name(n.kind));
+	ck_assert_msg(
+	    n.kind == names[_i].kind, "%s: kind %s", names[_i].ref, space_kind_name(n.kind));
 	ck_assert_msg(str_eq(n.tag, names[_i].tag), "%s: tag %s", names[_i].ref, n.tag);
 	ck_assert_msg(str_eq(n.dataset, names[_i].dataset), "%s: dataset", names[_i].ref);
 	ck_assert_msg(str_eq(n.task, names[_i].task), "%s: task", names[_i].ref);
@@ -63,35 +64,35 @@ END_TEST
 
 START_TEST(test_keep_reason)
 {
-	static const char *const tasks[] = { "t1", "cjson-cve-1" };
+	static const char *const tasks[] = {"t1", "cjson-cve-1"};
 	static const struct {
 		const char *ref;
 		bool keep;
 	} cases[] = {
-		{ "r/debian:bookworm", true },
-		{ "r/base-generic-go:latest", true },
-		{ "r/mine/a/b/c", true },			/* not ssebench's: only --all */
-		{ "r/case/pilot/t1", true },
-		{ "r/case/other/t1", false },			/* another dataset's */
-		{ "r/case/pilot/gone", false },
-		{ "r/tool/t1:0.1.0", true },
-		{ "r/tool/t1:0.0.9", false },			/* an older ssebench's */
-		{ "r/tool/gone:0.1.0", false },
-		{ "r/tool-sidecar/cjson-cve-1:0.1.0", true },
-		{ "r/agent-x/t1:7", true },
-		{ "r/agent-x/gone:7", false },
-		{ "r/agent-x/sidecar:7", true },
-		{ "r/runtime:0.1.0", true },
-		{ "r/runtime:0.0.9", false },
-		{ "r/tool-sidecar-agent:0.0.9", false },
+	    {"r/debian:bookworm", true},
+	    {"r/base-generic-go:latest", true},
+	    {"r/mine/a/b/c", true}, /* not ssebench's: only --all */
+	    {"r/case/pilot/t1", true},
+	    {"r/case/other/t1", false}, /* another dataset's */
+	    {"r/case/pilot/gone", false},
+	    {"r/tool/t1:0.1.0", true},
+	    {"r/tool/t1:0.0.9", false}, /* an older ssebench's */
+	    {"r/tool/gone:0.1.0", false},
+	    {"r/tool-sidecar/cjson-cve-1:0.1.0", true},
+	    {"r/agent-x/t1:7", true},
+	    {"r/agent-x/gone:7", false},
+	    {"r/agent-x/sidecar:7", true},
+	    {"r/runtime:0.1.0", true},
+	    {"r/runtime:0.0.9", false},
+	    {"r/tool-sidecar-agent:0.0.9", false},
 	};
 
 	for (size_t i = 0; i < SB_ARRAY_SIZE(cases); i++) {
 		struct space_name n;
 
 		ck_assert(space_name_parse("r", cases[i].ref, &n));
-		ck_assert_msg((space_keep_reason(&n, tasks, 2, "pilot", "0.1.0") != NULL) ==
-				  cases[i].keep,
+		ck_assert_msg(
+		    (space_keep_reason(&n, tasks, 2, "pilot", "0.1.0") != NULL) == cases[i].keep,
 		    "%s", cases[i].ref);
 		space_name_release(&n);
 	}
@@ -146,7 +147,7 @@ image(struct space_image *img, char idc, const char *layers, const uint64_t *siz
 
 	for (size_t i = 0; i < n; i++) {
 		total += sizes[i];
-		h[n - 1 - i] = (struct space_hist){ sizes[i], "RUN make" }; /* newest first */
+		h[n - 1 - i] = (struct space_hist){sizes[i], "RUN make"}; /* newest first */
 	}
 	j = inspect_json(idc, layers, total, "\"r/x:1\"");
 	ck_assert_int_eq(space_image_from_inspect(j, img, NULL), 0);
@@ -186,21 +187,21 @@ END_TEST
 START_TEST(test_inspect_hostile)
 {
 	static const char *const bad[] = {
-		"[]",
-		"{\"Id\": \"sha256:zz\", \"Size\": 1, \"RootFS\": {\"Layers\": []}}",
-		"{\"Id\": 5}",
-		"{\"Id\": \"sha256:1111111111111111111111111111111111111111111111111111111111111111\", "
-		"\"Size\": -1, \"RootFS\": {\"Layers\": []}}",
-		"{\"Id\": \"sha256:1111111111111111111111111111111111111111111111111111111111111111\", "
-		"\"Size\": 1, \"RootFS\": {\"Layers\": [\"../x\"]}}",
-		"{\"Id\": \"sha256:1111111111111111111111111111111111111111111111111111111111111111\", "
-		"\"Size\": 1, \"RepoTags\": [1], \"RootFS\": {\"Layers\": []}}",
-		"{\"Id\": \"sha256:1111111111111111111111111111111111111111111111111111111111111111\", "
-		"\"Size\": 1, \"RootFS\": {\"Layers\": []}, \"Config\": {\"Labels\": []}}",
+	    "[]",
+	    "{\"Id\": \"sha256:zz\", \"Size\": 1, \"RootFS\": {\"Layers\": []}}",
+	    "{\"Id\": 5}",
+	    "{\"Id\": \"sha256:1111111111111111111111111111111111111111111111111111111111111111\", "
+	    "\"Size\": -1, \"RootFS\": {\"Layers\": []}}",
+	    "{\"Id\": \"sha256:1111111111111111111111111111111111111111111111111111111111111111\", "
+	    "\"Size\": 1, \"RootFS\": {\"Layers\": [\"../x\"]}}",
+	    "{\"Id\": \"sha256:1111111111111111111111111111111111111111111111111111111111111111\", "
+	    "\"Size\": 1, \"RepoTags\": [1], \"RootFS\": {\"Layers\": []}}",
+	    "{\"Id\": \"sha256:1111111111111111111111111111111111111111111111111111111111111111\", "
+	    "\"Size\": 1, \"RootFS\": {\"Layers\": []}, \"Config\": {\"Labels\": []}}",
 	};
 
 	for (size_t i = 0; i < SB_ARRAY_SIZE(bad); i++) {
-		struct space_image img = { .size = 77 };
+		struct space_image img = {.size = 77};
 		struct sb_error *err = NULL;
 		json_t *j = NULL;
 
@@ -220,11 +221,11 @@ START_TEST(test_history_mapping)
 	json_t *j = inspect_json('1', "abc", 30, "");
 	/* Newest first: LABEL (none), WORKDIR making a directory (a layer of 0), COPY 20,
 	 * ENV (none), the import 10. Three layers: 10, 0, 20. */
-	const struct space_hist h[] = { { 0, "LABEL a=b" }, { 20, "COPY x /x # buildkit" },
-		{ 0, "WORKDIR /src" }, { 0, "/bin/sh -c #(nop)  ENV A=1" }, { 10, "" } };
-	const struct space_hist wrong_sum[] = { { 5, "RUN x" }, { 10, "" } };
-	const struct space_hist unclear[] = { { 20, "COPY x /x" }, { 0, "RUN true" },
-		{ 0, "RUN true" }, { 10, "" } };
+	const struct space_hist h[] = {{0, "LABEL a=b"}, {20, "COPY x /x # buildkit"},
+	    {0, "WORKDIR /src"}, {0, "/bin/sh -c #(nop)  ENV A=1"}, {10, ""}};
+	const struct space_hist wrong_sum[] = {{5, "RUN x"}, {10, ""}};
+	const struct space_hist unclear[] = {
+	    {20, "COPY x /x"}, {0, "RUN true"}, {0, "RUN true"}, {10, ""}};
 
 	ck_assert_int_eq(space_image_from_inspect(j, &img, NULL), 0);
 	space_image_set_history(&img, wrong_sum, 2);
@@ -261,10 +262,10 @@ END_TEST
 START_TEST(test_accounting)
 {
 	struct space_image im[5];
-	static const uint64_t base[] = { 100 }, cas[] = { 100, 10 }, tool[] = { 100, 10, 1 };
-	static const uint64_t other[] = { 7 }, twin[] = { 50, 10 };
+	static const uint64_t base[] = {100}, cas[] = {100, 10}, tool[] = {100, 10, 1};
+	static const uint64_t other[] = {7}, twin[] = {50, 10};
 	uint64_t shared, unique;
-	bool sel[5] = { 0 };
+	bool sel[5] = {0};
 
 	image(&im[0], '1', "a", base);
 	image(&im[1], '2', "ab", cas);
