@@ -111,5 +111,9 @@ int cmd_models_list(const struct cli_command *cmd, int argc, char **argv);
 int cmd_agents_list(const struct cli_command *cmd, int argc, char **argv);
 int cmd_agents_fetch(const struct cli_command *cmd, int argc, char **argv);
 int cmd_report(const struct cli_command *cmd, int argc, char **argv);
+/* Disk and cleanup (cmd-space.c): images list|prune, runs prune, dataset du. */
+int cmd_images_space(const struct cli_command *cmd, int argc, char **argv);
+int cmd_runs_prune(const struct cli_command *cmd, int argc, char **argv);
+int cmd_dataset_du(const struct cli_command *cmd, int argc, char **argv);
 
 #endif

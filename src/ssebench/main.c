@@ -85,6 +85,13 @@ static const struct cli_command dataset_commands[] = {
 		    "Example: ssebench dataset verify --task 'cjson-*' -j 2\n",
 	    .run = cmd_dataset_verify,
 	},
+	{
+	    .name = "du",
+	    .summary = "how much disk the images of a dataset's tasks take",
+	    .usage = "ssebench dataset du [--local DIR] [--json]",
+	    .help = "See docs/cleanup.md.\n",
+	    .run = cmd_dataset_du,
+	},
 	{ .name = NULL },
 };
 
@@ -121,6 +128,20 @@ static const struct cli_command images_commands[] = {
 		    "\n"
 		    "Exit status: 0; 1 a build failed or no engine; 2 an unknown language.\n",
 	    .run = cmd_images_base,
+	},
+	{
+	    .name = "list",
+	    .summary = "list the ssebench images, their size and what uses them",
+	    .usage = "ssebench images list [--dataset DIR] [--json]",
+	    .help = "See docs/cleanup.md.\n",
+	    .run = cmd_images_space,
+	},
+	{
+	    .name = "prune",
+	    .summary = "remove the ssebench images no task of a dataset and no kept run needs",
+	    .usage = "ssebench images prune [--dataset DIR] [--all] [--dry-run]",
+	    .help = "See docs/cleanup.md.\n",
+	    .run = cmd_images_space,
 	},
 	{ .name = NULL },
 };
@@ -205,6 +226,9 @@ static const struct cli_command runs_commands[] = {
 		    "\n"
 		    "Exit status: 0 (also when there are no runs); 1 when DIR cannot be read.\n",
 	    .run = cmd_runs },
+	{ .name = "prune", .summary = "remove the containers and volumes of finished runs",
+	    .usage = "ssebench runs prune [--dry-run]", .help = "See docs/cleanup.md.\n",
+	    .run = cmd_runs_prune },
 	{ .name = NULL },
 };
 
