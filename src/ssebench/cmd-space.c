@@ -548,7 +548,7 @@ our_labels(const json_t *labels)
 static int
 images_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {{"dataset", required_argument, NULL, 'd'},
+	static const struct option longopts[] = {{"local", required_argument, NULL, 'd'},
 	    {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	_cleanup_free_ char *dir = NULL;
 	struct sb_error *err = NULL;
@@ -675,7 +675,7 @@ name_still_is(const char *name, const char *id)
 static int
 images_prune(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {{"dataset", required_argument, NULL, 'd'},
+	static const struct option longopts[] = {{"local", required_argument, NULL, 'd'},
 	    {"all", no_argument, NULL, 'a'}, {"dry-run", no_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT, left = SB_ARGV_INIT;

@@ -89,7 +89,15 @@ static const struct cli_command dataset_commands[] = {
 	    .name = "du",
 	    .summary = "how much disk the images of a dataset's tasks take",
 	    .usage = "ssebench dataset du [--local DIR] [--json]",
-	    .help = "See docs/cleanup.md.\n",
+	    .help = "For each task of the dataset, the images it uses with their size, shared and\n"
+		    "unique parts, and the space they take together; the last line, the dataset's\n"
+		    "images together and what no image outside the dataset holds (what removing\n"
+		    "them all would free). See docs/cleanup.md.\n"
+		    "\n"
+		    "  --local DIR  the dataset (default: the home's datasets/pilot)\n"
+		    "  --json       {dataset, registry, tasks: [...], total: {images, size, own}}\n"
+		    "\n"
+		    "Exit status: 0; 1 DIR cannot be read or no engine; 2 a bad flag.\n",
 	    .run = cmd_dataset_du,
 	},
 	{ .name = NULL },
@@ -132,15 +140,38 @@ static const struct cli_command images_commands[] = {
 	{
 	    .name = "list",
 	    .summary = "list the ssebench images, their size and what uses them",
-	    .usage = "ssebench images list [--dataset DIR] [--json]",
-	    .help = "See docs/cleanup.md.\n",
+	    .usage = "ssebench images list [--local DIR] [--json]",
+	    .help = "One line per image name under $SSEBENCH_REGISTRY: size, the part shared with\n"
+		    "other ssebench images, the unique part, its kind, the task and agent it\n"
+		    "serves, and what 'images prune' would do with it for the dataset, and why.\n"
+		    "The last line: the images, the space they take together (each layer once),\n"
+		    "and what prune would free. See docs/cleanup.md.\n"
+		    "\n"
+		    "  --local DIR  the dataset prune would keep (default: the home's\n"
+		    "               datasets/pilot)\n"
+		    "  --json       {registry, dataset, images: [...], total: {...}}, sizes in bytes\n"
+		    "\n"
+		    "Exit status: 0; 1 DIR cannot be read or no engine; 2 a bad flag.\n",
 	    .run = cmd_images_space,
 	},
 	{
 	    .name = "prune",
 	    .summary = "remove the ssebench images no task of a dataset and no kept run needs",
-	    .usage = "ssebench images prune [--dataset DIR] [--all] [--dry-run]",
-	    .help = "See docs/cleanup.md.\n",
+	    .usage = "ssebench images prune [--local DIR] [--all] [--dry-run]",
+	    .help = "Remove the ssebench image names that no task of the dataset and no container\n"
+		    "(a kept run) needs. The Debian rootfs and the base images stay, and so does\n"
+		    "any name ssebench does not make. Each goes by name, never forced; prints each\n"
+		    "name removed and the space freed. See docs/cleanup.md.\n"
+		    "\n"
+		    "  --local DIR  the dataset whose images stay (default: the home's\n"
+		    "               datasets/pilot)\n"
+		    "  --all        every name but those a container uses (rootfs and base too)\n"
+		    "  --dry-run    say what would go and what it would free; remove nothing\n"
+		    "\n"
+		    "Exit status: 0; 1 DIR cannot be read, no engine, or a removal refused (the\n"
+		    "others still go); 2 a bad flag.\n"
+		    "\n"
+		    "Example: ssebench images prune --dry-run\n",
 	    .run = cmd_images_space,
 	},
 	{ .name = NULL },
@@ -227,7 +258,15 @@ static const struct cli_command runs_commands[] = {
 		    "Exit status: 0 (also when there are no runs); 1 when DIR cannot be read.\n",
 	    .run = cmd_runs },
 	{ .name = "prune", .summary = "remove the containers and volumes of finished runs",
-	    .usage = "ssebench runs prune [--dry-run]", .help = "See docs/cleanup.md.\n",
+	    .usage = "ssebench runs prune [--dry-run]",
+	    .help = "Remove the finished runs of this registry: those whose containers all\n"
+		    "exited (or were made over ten minutes ago and never started). For each, its\n"
+		    "containers, volumes, network, freezer cgroup and disk, as 'runs remove' does;\n"
+		    "never a running run's, never a results directory. See docs/cleanup.md.\n"
+		    "\n"
+		    "  --dry-run  say which runs would go; remove nothing\n"
+		    "\n"
+		    "Exit status: 0; 1 no engine or a removal refused; 2 a bad flag.\n",
 	    .run = cmd_runs_prune },
 	{ .name = NULL },
 };

@@ -79,22 +79,22 @@ vexists() { $DOCKER volume inspect "$1" >/dev/null 2>&1; }
 run_cmd r "$SSEBENCH" images list --bogus
 is "$r_rc" 2 "images list --bogus exits 2"
 like "$r_err" "unknown option '--bogus'" "and says which option"
-run_cmd r "$SSEBENCH" images prune --dataset
-is "$r_rc" 2 "images prune --dataset without a value exits 2"
-like "$r_err" "^usage: ssebench images prune \\[--dataset DIR\\]" "and prints the usage"
+run_cmd r "$SSEBENCH" images prune --local
+is "$r_rc" 2 "images prune --local without a value exits 2"
+like "$r_err" "^usage: ssebench images prune \\[--local DIR\\]" "and prints the usage"
 run_cmd r "$SSEBENCH" runs prune extra
 is "$r_rc" 2 "runs prune with an argument exits 2"
 like "$r_err" "unexpected argument 'extra'" "and says which"
 run_cmd r "$SSEBENCH" dataset du --nope
 is "$r_rc" 2 "dataset du --nope exits 2"
-for c in "images list --dataset" "images prune --dataset" "dataset du --local"; do
+for c in "images list --local" "images prune --local" "dataset du --local"; do
 	run_cmd r "$SSEBENCH" $c "$SB_TMP/no-such-dataset"
 	is "$r_rc" 1 "$c with an unknown directory exits 1"
 done
 like "$r_err" "no-such-dataset" "and names it"
 
 # --- images list ----------------------------------------------------------------------------
-run_cmd r "$SSEBENCH" images list --dataset "$DS"
+run_cmd r "$SSEBENCH" images list --local "$DS"
 is "$r_rc" 0 "images list exits 0"
 [ "$r_rc" = 0 ] || diag "$r_err"
 like "$r_out" "^$REG/case/ds/$SMALL:latest +[0-9.]+ kB +[0-9.]+ kB +0 B +case +$SMALL +- +keep \(a task of the dataset\)" \
@@ -110,7 +110,7 @@ like "$r_out" "^[0-9]+ images \([0-9]+ names\) under $REG: .* on disk" "a total"
 if printf '%s' "$r_out" | grep -q "$ESC"; then ok 1 "no raw ESC byte reaches the terminal"; else ok 0 "no raw ESC byte reaches the terminal"; fi
 like "$r_out" 'ev\\x1b\[31mil' "the hostile label is printed escaped"
 
-run_cmd r "$SSEBENCH" images list --dataset "$DS" --json
+run_cmd r "$SSEBENCH" images list --local "$DS" --json
 is "$r_rc" 0 "images list --json exits 0"
 printf '%s' "$r_out" >"$SB_TMP/list.json"
 case_size=$($DOCKER image inspect --format '{{.Size}}' "$REG/case/ds/$SMALL")
@@ -126,7 +126,7 @@ is "$(field "$SB_TMP/list.json" "[i['labels']['ssebench.task-id'] for i in d['im
 like "$(grep -c $'\e' "$SB_TMP/list.json")" "^0$" "--json: no raw ESC byte"
 
 # --- images prune ---------------------------------------------------------------------------
-run_cmd r "$SSEBENCH" images prune --dataset "$DS" --dry-run
+run_cmd r "$SSEBENCH" images prune --local "$DS" --dry-run
 is "$r_rc" 0 "images prune --dry-run exits 0"
 like "$r_out" "^would remove $REG/tool/gone-task:$V\$" "--dry-run: says what would go"
 like "$r_out" "^would remove 3 image names; would free [0-9.]+ kB" "--dry-run: how many and the space"
@@ -135,7 +135,7 @@ ok "$(exists "$REG/tool/gone-task:$V" && exists "$REG/tool/evil:$V" && exists "$
 
 gone_size=$($DOCKER image inspect --format '{{.Size}}' "$REG/tool/gone-task:$V")
 evil_size=$($DOCKER image inspect --format '{{.Size}}' "$REG/tool/evil:$V")
-run_cmd r "$SSEBENCH" images prune --dataset "$DS"
+run_cmd r "$SSEBENCH" images prune --local "$DS"
 is "$r_rc" 0 "images prune exits 0"
 [ "$r_rc" = 0 ] || diag "$r_err"
 like "$r_out" "^removed $REG/tool/gone-task:$V\$" "it says what it removed"
