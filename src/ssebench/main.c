@@ -790,6 +790,9 @@ cli_home(void)
 		*slash = '\0';
 	}
 	free(cwd);
+	/* The tree this binary was built from, else the copy `make install` made of it. */
+	if (!is_home(SB_SOURCE_DIR) && is_home(SB_PKGDATADIR))
+		return home = sb_xstrdup(SB_PKGDATADIR);
 	return home = sb_xstrdup(SB_SOURCE_DIR);
 }
 
