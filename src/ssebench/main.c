@@ -221,8 +221,8 @@ static const struct cli_command runs_commands[] = {
 		    "What you do there is not seen by the run's isolation checks: do not exec into\n"
 		    "a run you mean to score before it has been graded.\n"
 		    "\n"
-		    "Exit status: the command's; docker's 125 (could not exec), 126 (not\n"
-		    "executable), 127 (not found); 2 on a bad flag; 3 no such run; 4 ambiguous.\n"
+		    "Exit status: the command's; docker's 125 to 127 when it could not run it\n"
+		    "(the engine decides which); 2 on a bad flag; 3 no such run; 4 ambiguous.\n"
 		    "\n"
 		    "Example: ssebench runs exec --user 1000 RUN_ID -- ls -la /src\n",
 	    .run = cmd_runs },

@@ -134,20 +134,20 @@ EOF
 }
 
 # 1. A task that does not exist: refused before anything runs, nothing written.
-run_cmd r "$SSEBENCH" dataset verify --dir "$DATASET" -o "$SB_TMP/missing" no-such-task
+run_cmd r "$SSEBENCH" dataset verify --local "$DATASET" -o "$SB_TMP/missing" --task no-such-task
 is "$r_rc" 1 "an unknown task: exit 1"
 like "$r_err" "no task 'no-such-task'" "and it is named"
 ok "$([ ! -e "$SB_TMP/missing" ]; echo $?)" "nothing was written for it"
-run_cmd r "$SSEBENCH" dataset verify --dir "$DATASET" --repeat 0
+run_cmd r "$SSEBENCH" dataset verify --local "$DATASET" --repeat 0
 is "$r_rc" 2 "--repeat 0: a usage error"
 
 # 2. The throwaway tasks: a clean one passes, the planted leaks are found and named.
 make_tiny verifytest-clean no
 make_tiny verifytest-leak yes
-run_cmd r "$SSEBENCH" dataset validate "$TINY"
+run_cmd r "$SSEBENCH" dataset validate --local "$TINY"
 is "$r_rc" 0 "the throwaway tasks are valid"
 t0=$(date +%s)
-run_cmd r "$SSEBENCH" dataset verify --dir "$TINY" -o "$SB_TMP/tiny" --repeat 2 -j 2 --timeout 900 --no-hacks
+run_cmd r "$SSEBENCH" dataset verify --local "$TINY" -o "$SB_TMP/tiny" --repeat 2 -j 2 --timeout 900 --no-hacks
 diag "throwaway tasks: $(($(date +%s) - t0)) s"
 is "$r_rc" 1 "a planted leak: exit 1"
 diag "$r_out"
@@ -171,7 +171,7 @@ is "$(field "$s" 'task("verifytest-leak")["verdict"], len(task("verifytest-leak"
 is "$(field "$s" 'd["totals"]')" "{'tasks': 2, 'ok': 1, 'warn': 0, 'fail': 1, 'interrupted': 0}" "summary.json: totals"
 
 # 2b. --update-baseline: the reference run alone, its grading findings written to the task.
-run_cmd r "$SSEBENCH" dataset verify --dir "$TINY" -o "$SB_TMP/tiny-baseline" --timeout 900 \
+run_cmd r "$SSEBENCH" dataset verify --local "$TINY" -o "$SB_TMP/tiny-baseline" --timeout 900 \
 	--update-baseline verifytest-clean
 is "$r_rc" 0 "--update-baseline: exit 0"
 like "$r_out" '^verifytest-clean +ok +skip +skip +skip +skip +skip +[0-9]+ +warn *$' \
@@ -189,8 +189,9 @@ if [ -z "$TASKS" ]; then
 	exit
 fi
 t0=$(date +%s)
-# shellcheck disable=SC2086 # one argument per task id
-run_cmd r "$SSEBENCH" dataset verify --dir "$DATASET" -o "$SB_TMP/pilot" --repeat 3 -j 2 $TASKS
+task_args=()
+for t in $TASKS; do task_args+=(--task "$t"); done
+run_cmd r "$SSEBENCH" dataset verify --local "$DATASET" -o "$SB_TMP/pilot" --repeat 3 -j 2 "${task_args[@]}"
 diag "pilot subset ($TASKS): $(($(date +%s) - t0)) s"
 diag "$r_out"
 is "$r_rc" 0 "the pilot subset verifies: exit 0"

@@ -72,7 +72,7 @@ is "$r_rc" 2 "flag without its value: exit 2"
 run_cmd r "$SSEBENCH" dataset validate a b
 is "$r_rc" 2 "too many arguments: exit 2"
 
-run_cmd r "$SSEBENCH" dataset validate "$SB_TMP/does-not-exist"
+run_cmd r "$SSEBENCH" dataset validate --local "$SB_TMP/does-not-exist"
 is "$r_rc" 1 "missing dataset directory: user error, exit 1"
 like "$r_err" "does-not-exist" "the missing directory is named"
 
@@ -81,7 +81,7 @@ like "$r_err" "does-not-exist" "the missing directory is named"
 evil="$SB_TMP/"'ds; touch '"$SB_TMP"'/pwned $(touch '"$SB_TMP"'/pwned2) `id` "q" '"'s'"' |&<>*?'
 mkdir -p "$evil"
 make_task "$evil" t1
-run_cmd r "$SSEBENCH" dataset validate "$evil"
+run_cmd r "$SSEBENCH" dataset validate --local "$evil"
 is "$r_rc" 0 "a dataset path with shell metacharacters validates"
 like "$r_out" "1 task is valid" "and is read as one path"
 ok "$([ ! -e "$SB_TMP/pwned" ] && [ ! -e "$SB_TMP/pwned2" ]; echo $?)" "nothing in the path ran"

@@ -14,7 +14,7 @@ broken() {
 	mkdir -p "$ds"
 	make_task "$ds" t1
 	(cd "$ds/t1" && "$name") || bail "setup of $name failed"
-	run_cmd r "$SSEBENCH" dataset validate "$ds"
+	run_cmd r "$SSEBENCH" dataset validate --local "$ds"
 	is "$r_rc" 1 "$name: exit 1"
 	like "$r_out" "^$ds/$want" "$name: $want"
 }
@@ -24,7 +24,7 @@ make_task "$SB_TMP/good" t1
 make_task "$SB_TMP/good" go-task go
 mkdir -p "$SB_TMP/good/.git" && printf 'not a task\n' >"$SB_TMP/good/README.md"
 printf 'version: pilot-test-v1\n' >"$SB_TMP/good/dataset.yaml"
-run_cmd r "$SSEBENCH" dataset validate "$SB_TMP/good/"
+run_cmd r "$SSEBENCH" dataset validate --local "$SB_TMP/good/"
 is "$r_rc:$r_out" "0:$SB_TMP/good: 2 tasks are valid" "a good dataset: 'DIR: N tasks are valid', exit 0"
 
 no_config() { rm sse/config.yaml; }
@@ -124,34 +124,34 @@ broken required_key_missing "t1/sse/config.yaml:1:1: missing required key 'repos
 ds="$SB_TMP/linked"
 make_task "$SB_TMP/elsewhere" t1
 mkdir -p "$ds" && ln -s "$SB_TMP/elsewhere/t1" "$ds/t1"
-run_cmd r "$SSEBENCH" dataset validate "$ds"
+run_cmd r "$SSEBENCH" dataset validate --local "$ds"
 is "$r_rc" 1 "task folder symlink: exit 1"
 like "$r_out" "^$ds/t1: a task folder must be a directory, not a symbolic link" "task folder symlink: reported"
 
 ds="$SB_TMP/case"
 make_task "$ds" Task-A
 make_task "$ds" task-a
-run_cmd r "$SSEBENCH" dataset validate "$ds"
+run_cmd r "$SSEBENCH" dataset validate --local "$ds"
 is "$r_rc" 1 "ids equal but for case: exit 1"
 like "$r_out" "task id 'task-a' differs from 'Task-A' only in case" "ids equal but for case: reported"
 
 mkdir -p "$SB_TMP/empty"
-run_cmd r "$SSEBENCH" dataset validate "$SB_TMP/empty"
+run_cmd r "$SSEBENCH" dataset validate --local "$SB_TMP/empty"
 is "$r_rc" 1 "empty dataset: exit 1"
 like "$r_out" "^$SB_TMP/empty: the dataset has no task folders" "empty dataset: reported"
 
 ds="$SB_TMP/dsyaml"
 make_task "$ds" t1
 printf 'version: Pilot V1\nowner: me\n' >"$ds/dataset.yaml"
-run_cmd r "$SSEBENCH" dataset validate "$ds"
+run_cmd r "$SSEBENCH" dataset validate --local "$ds"
 is "$r_rc" 1 "bad dataset.yaml: exit 1"
 like "$r_out" "^$ds/dataset.yaml:1:10: version: expected lower-case" "bad dataset.yaml: version reported"
 like "$r_out" "^$ds/dataset.yaml:2:1: unknown key 'owner'" "bad dataset.yaml: unknown key reported"
 printf 'version: v1\ncanary: short\n' >"$ds/dataset.yaml"
-run_cmd r "$SSEBENCH" dataset validate "$ds"
+run_cmd r "$SSEBENCH" dataset validate --local "$ds"
 like "$r_out" "^$ds/dataset.yaml:2:9: canary: expected 16 to 128 letters" "a canary too short is reported"
 printf 'version: v1\ncanary: MY-DATASET-CANARY_0123456789\n' >"$ds/dataset.yaml"
-run_cmd r "$SSEBENCH" dataset validate "$ds"
+run_cmd r "$SSEBENCH" dataset validate --local "$ds"
 is "$r_rc" 0 "a dataset.yaml with a canary of its own is valid"
 
 # Every problem of every task at once, sorted, with a summary line.
@@ -161,7 +161,7 @@ make_task "$ds" b2
 make_task "$ds" c3
 sed -i 's/^language: c/language: x/; s/^id: a1/id: zz/' "$ds/a1/sse/config.yaml"
 rm "$ds/b2/sse/diffs/patch.diff"
-run_cmd r "$SSEBENCH" dataset validate "$ds"
+run_cmd r "$SSEBENCH" dataset validate --local "$ds"
 is "$r_rc" 1 "several broken tasks: exit 1"
 is "$(printf '%s\n' "$r_out" | grep -c ":[0-9]*:[0-9]*: ")" 3 "several broken tasks: three problems listed"
 like "$r_out" "^$ds: 3 problems in 2 of 3 tasks$" "several broken tasks: summary line"
@@ -171,7 +171,7 @@ is "$(printf '%s\n' "$r_out" | head -1 | cut -d: -f1)" "$ds/a1/sse/config.yaml" 
 ds="$SB_TMP/nl"
 make_task "$ds" t1
 printf 'COPY ["sse/a\\nb", "/x"]\n' >>"$ds/t1/Dockerfile"
-run_cmd r "$SSEBENCH" dataset validate "$ds"
+run_cmd r "$SSEBENCH" dataset validate --local "$ds"
 is "$(printf '%s\n' "$r_out" | wc -l)" 2 "a newline in a file name stays on its line"
 like "$r_out" "COPY source 'sse/a\\\\nb'" "the newline is shown escaped"
 

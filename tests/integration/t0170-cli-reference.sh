@@ -12,7 +12,7 @@ gen="$SB_SRCDIR/scripts/cli-reference"
 # docs/cli.md: everything after the reference marker is the generated markdown.
 want=$("$gen" "$SSEBENCH" markdown) || bail "scripts/cli-reference markdown failed"
 have=$(sed -n '/^<!-- Made by scripts\/cli-reference/,$p' "$SB_SRCDIR/docs/cli.md" | tail -n +3)
-is "$have" "$want" "docs/cli.md's reference is the binary's help (run: scripts/cli-reference ./ssebench markdown)"
+is "$have" "$want" "docs/cli.md's reference is the binary's help (run: make cli-reference)"
 
 # Every command the help lists has its section, and every section a command.
 cmds=$(printf '%s\n' "$want" | grep -c '^### ')
@@ -22,7 +22,7 @@ ok "$([ "$cmds" -ge 30 ]; echo $?)" "the reference covers every command ($cmds s
 mkdir -p "$SB_TMP/man"
 "$gen" "$SSEBENCH" man "$SB_TMP/man" || bail "scripts/cli-reference man failed"
 run_cmd r diff -r "$SB_SRCDIR/man" "$SB_TMP/man"
-is "$r_rc:$r_out" "0:" "man/ is what the binary's help makes (run: scripts/cli-reference ./ssebench man man)"
+is "$r_rc:$r_out" "0:" "man/ is what the binary's help makes (run: make cli-reference)"
 if command -v groff >/dev/null; then
 	for p in "$SB_SRCDIR"/man/*.1; do
 		run_cmd r groff -ww -man -z "$p"
@@ -36,7 +36,7 @@ fi
 for shell in bash zsh; do
 	f=$([ "$shell" = bash ] && echo ssebench || echo _ssebench)
 	is "$("$gen" "$SSEBENCH" "$shell")" "$(cat "$SB_SRCDIR/completion/$f")" \
-		"completion/$f is what the binary's help makes"
+		"completion/$f is what the binary's help makes (run: make cli-reference)"
 done
 complete_words() { # WORD...: what bash completion offers for the last word
 	(

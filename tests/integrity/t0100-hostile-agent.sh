@@ -71,7 +71,7 @@ json() { # FILE EXPR: a Python expression over the JSON document d
 }
 
 # --- what the agent must not reach --------------------------------------------------------------
-run_cmd r "$SSEBENCH" dataset validate "$DATASET"
+run_cmd r "$SSEBENCH" dataset validate --local "$DATASET"
 is "$r_rc" 0 "the integrity dataset is valid"
 $DOCKER image inspect "$BASE" >/dev/null 2>&1 || bail "no base image $BASE (ssebench images base c)"
 $DOCKER network create --label ssebench.integrity=1 "$TESTNET" >/dev/null || bail "cannot create $TESTNET"
