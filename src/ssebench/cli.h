@@ -98,6 +98,9 @@ void cli_print_json(const struct json_t *j);
 /* `ssebench jobs ...` (cmd-jobs.c). */
 extern const struct cli_command jobs_commands[];
 
+/* `ssebench proxy up|down|status` (cmd-proxy.c). */
+extern const struct cli_command proxy_commands[];
+
 /* Subcommand entry points. */
 int cmd_dataset_validate(const struct cli_command *cmd, int argc, char **argv);
 int cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv);

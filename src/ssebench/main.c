@@ -313,6 +313,12 @@ static const struct cli_command top_commands[] = {
 	    .run = cmd_init,
 	},
 	{
+	    .name = "proxy",
+	    .summary = "start, stop and look at the model proxy (LiteLLM) runs use",
+	    .usage = "ssebench proxy <command> [<args>]",
+	    .sub = proxy_commands,
+	},
+	{
 	    .name = "agents",
 	    .summary = "the agents a run may use",
 	    .usage = "ssebench agents <command> [<args>]",
