@@ -114,5 +114,6 @@ int cmd_models_list(const struct cli_command *cmd, int argc, char **argv);
 int cmd_agents_list(const struct cli_command *cmd, int argc, char **argv);
 int cmd_agents_fetch(const struct cli_command *cmd, int argc, char **argv);
 int cmd_report(const struct cli_command *cmd, int argc, char **argv);
+int cmd_doctor(const struct cli_command *cmd, int argc, char **argv);
 
 #endif
