@@ -98,6 +98,9 @@ void cli_print_json(const struct json_t *j);
 /* `ssebench jobs ...` (cmd-jobs.c). */
 extern const struct cli_command jobs_commands[];
 
+/* `ssebench proxy up|down|status` (cmd-proxy.c). */
+extern const struct cli_command proxy_commands[];
+
 /* Subcommand entry points. */
 int cmd_dataset_validate(const struct cli_command *cmd, int argc, char **argv);
 int cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv);
@@ -115,5 +118,6 @@ int cmd_report(const struct cli_command *cmd, int argc, char **argv);
 int cmd_images_space(const struct cli_command *cmd, int argc, char **argv);
 int cmd_runs_prune(const struct cli_command *cmd, int argc, char **argv);
 int cmd_dataset_du(const struct cli_command *cmd, int argc, char **argv);
+int cmd_doctor(const struct cli_command *cmd, int argc, char **argv);
 
 #endif

@@ -376,6 +376,34 @@ static const struct cli_command top_commands[] = {
 	    .run = cmd_init,
 	},
 	{
+	    .name = "proxy",
+	    .summary = "start, stop and look at the model proxy (LiteLLM) runs use",
+	    .usage = "ssebench proxy <command> [<args>]",
+	    .sub = proxy_commands,
+	},
+	{
+	    .name = "doctor",
+	    .summary = "check everything a run needs, and say what to do",
+	    .usage = "ssebench doctor [--json]",
+	    .help = "Check, one line each, what a run needs: the docker client (Debian's\n"
+		    "/usr/bin/docker, or one with buildx), the engine, the base rootfs image, the\n"
+		    "free space under the results directory, the .env (a regular file, mode 0600,\n"
+		    "every line KEY=value), models/*.yaml, and the model proxy: its settings, that\n"
+		    "it answers at the admin URL, that it takes the master key, that it serves the\n"
+		    "models of models/, that it has a database (per-run keys), the provider keys,\n"
+		    "and the proxy container runs attach. Each line is ok, warn, FAIL or skip (not\n"
+		    "checked: an earlier check failed), and a warn or FAIL says what to do after\n"
+		    "'->'. Doctor changes nothing: no key, container or file is made.\n"
+		    "\n"
+		    "  --json  {ok, checks: [{name, status, detail, fix}]}\n"
+		    "\n"
+		    "Exit status: 0 nothing FAILed (warnings allowed); 1 a check FAILed; 2 a bad\n"
+		    "flag.\n"
+		    "\n"
+		    "Example: ssebench doctor --json | jq '.checks[] | select(.status == \"FAIL\")'\n",
+	    .run = cmd_doctor,
+	},
+	{
 	    .name = "agents",
 	    .summary = "the agents a run may use",
 	    .usage = "ssebench agents <command> [<args>]",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sb/argv.h"
+#include "sb/buf.h"
 #include "sb/http.h"
 #include "sb/json.h"
 #include "sb/mem.h"
@@ -37,11 +38,72 @@ http_url(const char *u)
 }
 
 int
+proxy_port(unsigned *ret, struct sb_error **err)
+{
+	const char *port = cli_setting("LITELLM_PORT", PROXY_PORT_DEFAULT);
+	uint64_t n;
+
+	if (sb_parse_u64(port, 1, 65535, &n, NULL) < 0)
+		return sb_error_set(err, EINVAL, "LITELLM_PORT='%s' is not a port", port);
+	*ret = (unsigned)n;
+	return 0;
+}
+
+char *
+proxy_admin_url(struct sb_error **err)
+{
+	const char *admin = cli_setting("SSEBENCH_PROXY_ADMIN_URL", NULL);
+	unsigned port;
+
+	if (admin != NULL) {
+		if (!http_url(admin)) {
+			sb_error_set(err, EINVAL, "SSEBENCH_PROXY_ADMIN_URL must be an http(s) URL");
+			return NULL;
+		}
+		return trimmed_url(admin);
+	}
+	if (proxy_port(&port, err) < 0)
+		return NULL;
+	return sb_xasprintf("http://127.0.0.1:%u", port);
+}
+
+const char *
+proxy_container_name(void)
+{
+	return cli_setting("SSEBENCH_PROXY_CONTAINER", PROXY_CONTAINER_DEFAULT);
+}
+
+int
+proxy_container_inspect(const char *name, struct proxy_container *ret, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	struct sb_cmd_result r;
+	int rc;
+
+	sb_argv_pushl(&a, "container", "inspect", "--", name, NULL);
+	if (docker_run(&a, DOCKER_CAPTURE, -1, NULL, 0, 60000, &r, err) < 0)
+		return -1;
+	if (r.exit_code != 0) {
+		sb_buf_rtrim(&r.err);
+		/* "Error: No such container: NAME" (the client's wording since 1.x). */
+		rc = strstr(r.err.s, "No such") != NULL
+		    ? sb_error_set(err, ENOENT, "no container '%s'", name)
+		    : sb_error_set(err, EIO, "docker container inspect %s: %s", name,
+			  r.err.len > 0 ? r.err.s : "failed");
+		sb_cmd_result_release(&r);
+		return rc;
+	}
+	rc = proxy_container_parse(r.out.s, r.out.len, ret, err);
+	sb_cmd_result_release(&r);
+	return rc;
+}
+
+int
 proxy_configure(struct proxy *p, struct sb_error **err)
 {
 	const char *agent = cli_setting("SSEBENCH_PROXY_URL", PROXY_AGENT_URL_DEFAULT);
-	const char *admin = cli_setting("SSEBENCH_PROXY_ADMIN_URL", NULL);
 	const char *budget = cli_setting("SSEBENCH_RUN_BUDGET", NULL);
+	char *admin;
 
 	memset(p, 0, sizeof(*p));
 	p->master_key = cli_setting("LITELLM_MASTER_KEY", NULL);
@@ -61,19 +123,24 @@ proxy_configure(struct proxy *p, struct sb_error **err)
 		return sb_error_set(err, EINVAL, "SSEBENCH_PROXY_KEY holds a line break");
 	if (!http_url(agent))
 		return sb_error_set(err, EINVAL, "SSEBENCH_PROXY_URL must be an http(s) URL");
+	admin = proxy_admin_url(err);
+	if (admin == NULL)
+		return -1;
 	p->agent_url = trimmed_url(agent);
-	if (admin != NULL) {
-		if (!http_url(admin))
-			return sb_error_set(err, EINVAL,
-			    "SSEBENCH_PROXY_ADMIN_URL must be an http(s) URL");
-		p->admin_url = trimmed_url(admin);
-	} else {
-		const char *port = cli_setting("LITELLM_PORT", "4000");
-		uint64_t n;
+	p->admin_url = admin;
+	/*
+	 * No container named: the one `ssebench proxy up` makes, when there is one (ours by
+	 * its label, so a stranger's container of that name is never attached to a run). A
+	 * run's network is internal: a proxy that is not a container on it cannot be reached.
+	 */
+	if (p->container == NULL) {
+		struct proxy_container pc;
 
-		if (sb_parse_u64(port, 1, 65535, &n, NULL) < 0)
-			return sb_error_set(err, EINVAL, "LITELLM_PORT='%s' is not a port", port);
-		p->admin_url = sb_xasprintf("http://127.0.0.1:%llu", (unsigned long long)n);
+		if (proxy_container_inspect(PROXY_CONTAINER_DEFAULT, &pc, NULL) == 0) {
+			if (pc.ours)
+				p->container = PROXY_CONTAINER_DEFAULT;
+			proxy_container_release(&pc);
+		}
 	}
 	return 0;
 }
@@ -110,6 +177,15 @@ call(const struct proxy *p, const char *key, const char *method, const char *pat
 	else
 		json_decref(j);
 	return 0;
+}
+
+int
+proxy_get(const char *admin_url, const char *key, const char *path, json_t **ret,
+    struct sb_error **err)
+{
+	struct proxy p = { .admin_url = (char *)admin_url };
+
+	return call(&p, key, "GET", path, NULL, ret, err);
 }
 
 int

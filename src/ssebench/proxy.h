@@ -24,8 +24,24 @@
 #include "sb/error.h"
 
 #define PROXY_AGENT_URL_DEFAULT "http://litellm:4000"
+/*
+ * The proxy container `ssebench proxy up` makes: named by SSEBENCH_PROXY_CONTAINER, else
+ * this; labelled PROXY_LABEL=1 (what `proxy down` removes, and nothing else), and with the
+ * SHA-256 of the configuration it was given as PROXY_LABEL_CONFIG. Inside, the proxy
+ * listens on PROXY_INNER_PORT, published on 127.0.0.1:$LITELLM_PORT only.
+ */
+#define PROXY_CONTAINER_DEFAULT "ssebench-proxy"
+#define PROXY_LABEL		"ssebench.proxy"
+#define PROXY_LABEL_CONFIG	"ssebench.proxy.config"
+#define PROXY_INNER_PORT_S	"4000"
+#define PROXY_PORT_DEFAULT	"4000"
 #define PROXY_KEY_GRACE_S	3600 /* a run key outlives the run's time limit by this */
 #define PROXY_BUDGET_DEFAULT	10.0 /* USD */
+
+struct json_t;
+struct sb_argv;
+struct sb_buf;
+struct sb_ynode;
 
 struct proxy {
 	char *agent_url, *admin_url;
@@ -37,8 +53,87 @@ struct proxy {
 	bool minted;   /* run_key is ours to delete */
 };
 
-/* Read the settings. Fails (with what to set) when there is neither a master nor a fixed key. */
+/*
+ * Read the settings. Fails (with what to set) when there is neither a master nor a fixed key.
+ * With no SSEBENCH_PROXY_CONTAINER, the container `ssebench proxy up` makes
+ * (PROXY_CONTAINER_DEFAULT, labelled PROXY_LABEL) is the one runs attach, when it exists.
+ */
 int proxy_configure(struct proxy *p, struct sb_error **err);
+
+/* SSEBENCH_PROXY_ADMIN_URL (trailing slashes dropped), else http://127.0.0.1:$LITELLM_PORT. */
+char *proxy_admin_url(struct sb_error **err);
+
+/* LITELLM_PORT (default 4000), checked to be a port. */
+int proxy_port(unsigned *ret, struct sb_error **err);
+
+/* The name `ssebench proxy` manages: SSEBENCH_PROXY_CONTAINER, else PROXY_CONTAINER_DEFAULT. */
+const char *proxy_container_name(void);
+
+/* GET path at the proxy's admin URL as key (NULL: none); *ret (if not NULL) gets the JSON
+ * reply of a 2xx. A 401 or 403 fails with EACCES; the reply's text is never in a message. */
+int proxy_get(const char *admin_url, const char *key, const char *path, struct json_t **ret,
+    struct sb_error **err);
+
+/* What `docker container inspect` says about a proxy container. */
+struct proxy_container {
+	char *name;
+	bool running;
+	bool restarting;     /* it stopped, and the engine is starting it again */
+	unsigned restarts;   /* RestartCount: how often it stopped and was started again */
+	int exit_code;	     /* of its last stop */
+	char *state;	     /* created, running, restarting, exited, ... */
+	char *image;
+	bool ours;	     /* labelled PROXY_LABEL=1 */
+	char *config_digest; /* PROXY_LABEL_CONFIG, or NULL */
+	char *host_ip;	     /* where PROXY_INNER_PORT is published, or NULL */
+	unsigned port;	     /* 0: not published */
+};
+
+/* Inspect the container name: ENOENT when there is none, EIO when the engine fails. */
+int proxy_container_inspect(const char *name, struct proxy_container *ret,
+    struct sb_error **err);
+
+/* --- proxy-litellm.c: no Docker, no network (unit-tested) --- */
+
+/* Parse `docker container inspect` output (an array of one, or the object). */
+int proxy_container_parse(const char *text, size_t len, struct proxy_container *ret,
+    struct sb_error **err);
+void proxy_container_release(struct proxy_container *c);
+
+/* A YAML node as JSON, scalars typed as the loader resolved them (new reference). */
+struct json_t *proxy_ynode_json(const struct sb_ynode *n);
+
+/* [A-Za-z_][A-Za-z0-9_]* */
+bool proxy_env_name_valid(const char *name);
+
+/* The NAME of every "os.environ/NAME" string below n, each once, appended to names. */
+void proxy_env_refs(const struct sb_ynode *n, struct sb_argv *names);
+
+/*
+ * LiteLLM's configuration for the models of dir (*.yaml and *.yml, sorted, as models_load
+ * reads them; check them with models_load first): {"model_list": [every entry],
+ * "general_settings": {"master_key": "os.environ/LITELLM_MASTER_KEY"}}, as JSON, which
+ * LiteLLM's YAML reader takes. It holds no secret. ret_env (if not NULL) gets the variables
+ * the entries name (os.environ/NAME), which the proxy needs in its environment.
+ */
+int proxy_litellm_config(const char *dir, struct json_t **ret_config, struct sb_argv *ret_env,
+    struct sb_error **err);
+
+/* Append "NAME=value\n" to an env file for `docker create --env-file`; a value with a line
+ * break (docker would cut it) or a bad name fails. */
+int proxy_env_file_add(struct sb_buf *b, const char *name, const char *value,
+    struct sb_error **err);
+
+/*
+ * text with every occurrence of each of secrets (values of at least PROXY_SECRET_MIN bytes:
+ * a shorter one would blank out ordinary words) replaced by "[redacted]" (malloc'd): for
+ * the proxy's log lines, which may quote a key it was given.
+ */
+#define PROXY_SECRET_MIN 6
+char *proxy_redact(const char *text, const struct sb_argv *secrets);
+
+/* The "id" of each entry of a /v1/models reply's "data", appended to ids. */
+void proxy_model_ids(const struct json_t *reply, struct sb_argv *ids);
 
 /* With a master key: the proxy answers its health check (fail before anything is built). */
 int proxy_check(const struct proxy *p, struct sb_error **err);

@@ -33,11 +33,19 @@
  * task prompt, and the status. A run key sees (GET /v1/models) its own models that the
  * stub serves (--model; all when none is given).
  *
- *   sb-stub-model [--port N] [--master-key K] [--key K] [--model NAME]...
+ * It can also stand in for a LiteLLM image under `ssebench proxy up` (tests/e2e/t0140-proxy.sh):
+ * --config FILE reads a LiteLLM configuration (the JSON `ssebench proxy up` writes) and serves
+ * the model_name of each model_list entry, as --model would; without --master-key, the master
+ * key is $LITELLM_MASTER_KEY, as LiteLLM's; the master key sees every served model at GET
+ * /v1/models, and another key gets 401 there; GET /health/readiness says the database is
+ * connected (the stub keeps its keys in memory, as if it had one).
+ *
+ *   sb-stub-model [--port N] [--master-key K] [--key K] [--model NAME]... [--config FILE]
  */
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -745,6 +753,26 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 	else if (strcmp(method, "POST") == 0 && strcmp(route, "/messages/count_tokens") == 0) {
 		log_line(log);
 		ret = respond_json(conn, 200, json_pack("{s:i}", "input_tokens", 10));
+	} else if (strcmp(method, "GET") == 0 && strcmp(url, "/health/readiness") == 0) {
+		log_line(log);
+		ret = respond_json(conn, 200, json_pack("{s:s, s:s}", "status", "healthy", "db",
+						     "connected"));
+	} else if (strcmp(method, "GET") == 0 && strcmp(route, "/models") == 0 &&
+		   master_key != NULL && k != NULL && strcmp(k, master_key) == 0) {
+		json_t *data = json_array();
+
+		for (size_t j = 0; j < served.n; j++)
+			json_array_append_new(data, json_pack("{s:s, s:s, s:s}", "id", served.v[j],
+							"object", "model", "owned_by", "stub"));
+		log_line(log);
+		ret = respond_json(conn, 200, json_pack("{s:s, s:o}", "object", "list", "data", data));
+	} else if (strcmp(method, "GET") == 0 && strcmp(route, "/models") == 0 && find_key(k) == NULL &&
+		   !(fixed_key != NULL && k != NULL && strcmp(k, fixed_key) == 0)) {
+		/* As LiteLLM: a key it does not know is refused, not a missing page. */
+		json_object_set_new(log, "status", json_integer(401));
+		log_line(log);
+		ret = respond_json(conn, 401, json_pack("{s:{s:s}}", "error", "message",
+						      "Authentication Error"));
 	} else if (strcmp(method, "GET") == 0 && strcmp(url, "/health/liveliness") == 0) {
 		log_line(log);
 		ret = respond(conn, 200, "application/json", sb_xstrdup("\"I'm alive!\""));
@@ -877,13 +905,37 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
+/* --config FILE: serve the model_name of each model_list entry (LiteLLM's config, as JSON). */
+static int
+serve_config(const char *path)
+{
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(16 * 1024 * 1024);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	json_t *config = NULL, *m;
+	size_t i;
+
+	if (fd < 0 || sb_buf_read_fd(&b, fd, NULL) < 0 ||
+	    sb_json_load(b.s, b.len, b.len + 1, &config, NULL) < 0) {
+		fprintf(stderr, "sb-stub-model: cannot read the configuration %s\n", path);
+		return -1;
+	}
+	json_array_foreach (json_object_get(config, "model_list"), i, m) {
+		const char *name = json_string_value(json_object_get(m, "model_name"));
+
+		if (name != NULL)
+			sb_argv_push(&served, name);
+	}
+	json_decref(config);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = { { "port", required_argument, NULL, 'p' },
 		{ "master-key", required_argument, NULL, 'm' }, { "key", required_argument, NULL, 'k' },
 		{ "model", required_argument, NULL, 'M' }, { "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 } };
+		{ "config", required_argument, NULL, 'c' }, { NULL, 0, NULL, 0 } };
 	struct MHD_Daemon *d;
 	struct sockaddr_in sa;
 	uint64_t port = 4000;
@@ -899,10 +951,17 @@ main(int argc, char **argv)
 		case 'm': master_key = optarg; break;
 		case 'k': fixed_key = optarg; break;
 		case 'M': sb_argv_push(&served, optarg); break;
+		case 'c':
+			if (serve_config(optarg) < 0)
+				return 2;
+			break;
 		case 'V': printf("sb-stub-model %s\n", PACKAGE_VERSION); return 0;
 		default: return 2;
 		}
 	}
+	if (master_key == NULL && getenv("LITELLM_MASTER_KEY") != NULL &&
+	    *getenv("LITELLM_MASTER_KEY") != '\0')
+		master_key = getenv("LITELLM_MASTER_KEY");
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)port);

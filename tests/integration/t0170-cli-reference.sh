@@ -23,6 +23,12 @@ mkdir -p "$SB_TMP/man"
 "$gen" "$SSEBENCH" man "$SB_TMP/man" || bail "scripts/cli-reference man failed"
 run_cmd r diff -r "$SB_SRCDIR/man" "$SB_TMP/man"
 is "$r_rc:$r_out" "0:" "man/ is what the binary's help makes (run: make cli-reference)"
+# make install installs what Makefile.am lists: every page must be there.
+for p in "$SB_TMP"/man/*.1; do
+	grep -q "man/$(basename "$p")" "$SB_SRCDIR/Makefile.am" ||
+		{ ok 1 "Makefile.am's dist_man1_MANS lists $(basename "$p")"; continue; }
+done
+ok 0 "Makefile.am's dist_man1_MANS lists every page"
 if command -v groff >/dev/null; then
 	for p in "$SB_SRCDIR"/man/*.1; do
 		run_cmd r groff -ww -man -z "$p"
