@@ -38,6 +38,8 @@ char **sb_argv_detach(struct sb_argv *a);
  */
 void sb_env_set(struct sb_argv *env, const char *name, const char *value);
 const char *sb_env_get(const struct sb_argv *env, const char *name);
+/* Remove NAME=... from env, if there. */
+void sb_env_unset(struct sb_argv *env, const char *name);
 
 /* Free a vector returned by sb_argv_detach. */
 void sb_strv_free(char **v);

@@ -11,6 +11,7 @@
 #define SB_BUF_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sb/common.h"
@@ -50,7 +51,8 @@ size_t sb_buf_append_capped(struct sb_buf *b, const void *data, size_t n);
 
 /*
  * Append s with every control byte, backslash and non-UTF-8 byte escaped (\n, \t, \\,
- * \xNN), so untrusted text cannot forge a log line or a terminal escape.
+ * \xNN), and every code point sb_utf8_hidden names as \u{XXXX}, so untrusted text can
+ * neither forge a log line or a terminal escape nor reorder or hide what surrounds it.
  */
 int sb_buf_append_escaped(struct sb_buf *b, const char *s, size_t n, struct sb_error **err);
 
@@ -61,6 +63,14 @@ int sb_buf_append_escaped(struct sb_buf *b, const char *s, size_t n, struct sb_e
  * controls included: the caller decides about those.
  */
 size_t sb_utf8_seq_len(const unsigned char *p, size_t n);
+
+/*
+ * A code point that changes how the text around it is shown without showing itself: C1
+ * controls, the bidi embeddings, overrides and isolates (U+202A..E, U+2066..9, U+061C,
+ * U+200E/F), zero-width and invisible characters (U+200B..D, U+2060..4, U+FEFF), the line
+ * and paragraph separators (U+2028/9), interlinear annotation marks and non-characters.
+ */
+bool sb_utf8_hidden(uint32_t c);
 
 /* Drop trailing whitespace. */
 void sb_buf_rtrim(struct sb_buf *b);

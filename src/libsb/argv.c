@@ -128,6 +128,18 @@ sb_env_set(struct sb_argv *env, const char *name, const char *value)
 	env->v[i] = sb_xasprintf("%s=%s", name, value);
 }
 
+void
+sb_env_unset(struct sb_argv *env, const char *name)
+{
+	ssize_t i = env_find(env, name);
+
+	if (i < 0)
+		return;
+	free(env->v[i]);
+	memmove(&env->v[i], &env->v[i + 1], (env->n - (size_t)i) * sizeof(*env->v));
+	env->n--;
+}
+
 const char *
 sb_env_get(const struct sb_argv *env, const char *name)
 {

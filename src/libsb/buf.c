@@ -158,6 +158,26 @@ sb_utf8_seq_len(const unsigned char *p, size_t n)
 	return len;
 }
 
+bool
+sb_utf8_hidden(uint32_t c)
+{
+	return (c >= 0x80 && c <= 0x9f) || c == 0x061c || (c >= 0x200b && c <= 0x200f) ||
+	       c == 0x2028 || c == 0x2029 || (c >= 0x202a && c <= 0x202e) ||
+	       (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff ||
+	       (c >= 0xfff9 && c <= 0xfffb) || c == 0xfffe || c == 0xffff;
+}
+
+/* The code point of a valid sequence of len bytes (sb_utf8_seq_len said so). */
+static uint32_t
+utf8_code_point(const unsigned char *p, size_t len)
+{
+	uint32_t cp = len == 1 ? p[0] : len == 2 ? p[0] & 0x1fu : len == 3 ? p[0] & 0x0fu : p[0] & 0x07u;
+
+	for (size_t i = 1; i < len; i++)
+		cp = (cp << 6) | (p[i] & 0x3fu);
+	return cp;
+}
+
 int
 sb_buf_append_escaped(struct sb_buf *b, const char *s, size_t n, struct sb_error **err)
 {
@@ -178,7 +198,16 @@ sb_buf_append_escaped(struct sb_buf *b, const char *s, size_t n, struct sb_error
 			r = sb_buf_append(b, "\\r", 2, err);
 		else if (c < 0x20 || c == 0x7f || (c >= 0x80 && sb_utf8_seq_len(p + i, n - i) == 0))
 			r = sb_buf_appendf(b, err, "\\x%02x", c);
-		else {
+		else if (sb_utf8_hidden(utf8_code_point(p + i, sb_utf8_seq_len(p + i, n - i)))) {
+			/* Shown, not obeyed: a bidi override or an invisible character would
+			 * reorder or hide the text around it on the operator's screen. */
+			len = sb_utf8_seq_len(p + i, n - i);
+			r = sb_buf_appendf(b, err, "\\u{%04X}", (unsigned)utf8_code_point(p + i, len));
+			if (r < 0)
+				return r;
+			i += len;
+			continue;
+		} else {
 			len = sb_utf8_seq_len(p + i, n - i);
 			r = sb_buf_append(b, p + i, len, err);
 			if (r < 0)

@@ -379,6 +379,23 @@ check_dockerfile(struct sb_task *t, int task_fd, const char *file, struct sb_dia
 			if (sb_env_get(&one, REGISTRY_ARG) != NULL)
 				registry_arg = true;
 		}
+		/*
+		 * The ssebench.* labels are the harness's: `runs` finds a run's containers by
+		 * ssebench.run, and a container inherits its image's labels wherever the CLI
+		 * does not set them (dataset verify's tool container, a sandbox run's role), so
+		 * a task image carrying them could pose as another run. Checked after ARG and ENV
+		 * expansion, and wherever the word appears.
+		 */
+		if (strcmp(in->cmd, "LABEL") == 0) {
+			_cleanup_free_ char *expanded = sb_dockerfile_expand(in->args, &vars,
+			    df->escape, NULL);
+			_cleanup_free_ char *lower = sb_ascii_lower(expanded ? expanded : in->args);
+
+			if (strstr(lower, "ssebench.") != NULL)
+				sb_diags_add(diags, file, in->line, 1,
+				    "a task's image may not carry ssebench.* labels: they are the "
+				    "harness's (ssebench.run names a run's containers)");
+		}
 		/* Every local COPY/ADD source must be in the folder (the build context). */
 		if ((strcmp(in->cmd, "COPY") == 0 || strcmp(in->cmd, "ADD") == 0) &&
 		    in->words.n >= 2 && !has_flag(in, "--from")) {

@@ -16,9 +16,9 @@
 static json_t *
 diag_json(const struct sb_diag *d)
 {
-	return json_pack("{s:s, s:o, s:o, s:s}", "file", d->file, "line",
+	return json_pack("{s:o, s:o, s:o, s:o}", "file", sb_json_string_or_null(d->file), "line",
 	    d->line ? json_integer(d->line) : json_null(), "col",
-	    d->line ? json_integer(d->col) : json_null(), "message", d->msg);
+	    d->line ? json_integer(d->col) : json_null(), "message", sb_json_string_or_null(d->msg));
 }
 
 int

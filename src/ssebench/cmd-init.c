@@ -163,7 +163,7 @@ cmd_init(const struct cli_command *cmd, int argc, char **argv)
 		return rc;
 	}
 	printf("models/: %d file%s copied from %s/models (existing files kept)\n", copied,
-	    copied == 1 ? "" : "s", cli_home());
+	    copied == 1 ? "" : "s", cli_safe(cli_home()));
 	if (mkdir("results", 0755) == 0)
 		printf("made results/\n");
 	else if (errno != EEXIST)
@@ -206,7 +206,7 @@ cmd_models_list(const struct cli_command *cmd, int argc, char **argv)
 						     m.v[i].name, "target", m.v[i].target, "key_env",
 						     m.v[i].key_env, "file", m.v[i].file, "line",
 						     (int)m.v[i].line));
-		s = sb_json_dumps(a, JSON_INDENT(2));
+		s = sb_json_dumps(a, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 		printf("%s\n", s);
 		json_decref(a);
 	} else {

@@ -144,7 +144,7 @@ cmd_jobs_list(const struct cli_command *cmd, int argc, char **argv)
 		return SB_EXIT_OK;
 	}
 	if (json_array_size(all) == 0) {
-		printf("no jobs in %s\n", root);
+		printf("no jobs in %s\n", cli_safe(root));
 		return SB_EXIT_OK;
 	}
 	printf("%-28s %-20s %-11s %6s %6s %6s %6s %6s\n", "JOB", "CREATED", "STATE", "RUNS",
@@ -261,6 +261,48 @@ cmd_jobs_resume(const struct cli_command *cmd, int argc, char **argv)
 	return job_resume(argv[optind], retry, parallel, json_events);
 }
 
+/*
+ * Remove one run directory of a job: only one below the results root (the operator's
+ * setting, never the job's own files, which anyone who can write the job directory wrote)
+ * whose summary.json says it is this job's. Opened beneath the root without following a
+ * link, and removed through that descriptor, so a link swapped in after the check leads
+ * nowhere. 1 removed, 0 not this job's run (or gone), -1 outside the root.
+ */
+static int
+remove_job_run(const char *root, int root_fd, const char *dir, const char *job_id)
+{
+	_cleanup_free_ char *real = realpath(dir, NULL), *parent = NULL;
+	_cleanup_close_ int pfd = -1, fd = -1;
+	struct sb_error *err = NULL;
+	json_auto_t *sum = NULL;
+	const char *rel, *name, *id;
+	size_t n = root != NULL ? strlen(root) : 0;
+
+	if (real == NULL)
+		return 0;
+	if (root == NULL || root_fd < 0 || strncmp(real, root, n) != 0 || real[n] != '/')
+		return -1;
+	rel = real + n + 1;
+	name = strrchr(rel, '/');
+	parent = name != NULL ? sb_xstrndup(rel, (size_t)(name - rel)) : sb_xstrdup(".");
+	name = name != NULL ? name + 1 : rel;
+	pfd = sb_open_beneath(root_fd, parent, O_RDONLY | O_DIRECTORY, 0, SB_OPEN_NO_SYMLINKS, NULL);
+	if (pfd < 0)
+		return -1;
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || sb_json_load_file_at(fd, "summary.json", SB_JSON_FILE_MAX, &sum, NULL) < 0)
+		return 0;
+	id = json_string_value(json_object_get(json_object_get(sum, "job"), "id"));
+	if (id == NULL || strcmp(id, job_id) != 0)
+		return 0;
+	if (sb_remove_tree_at(pfd, name, &err) < 0) {
+		sb_log(SB_LOG_WARN, "%s, ignoring", sb_error_message(err));
+		sb_error_release(&err);
+		return 0;
+	}
+	return 1;
+}
+
 static int
 cmd_jobs_remove(const struct cli_command *cmd, int argc, char **argv)
 {
@@ -291,24 +333,21 @@ cmd_jobs_remove(const struct cli_command *cmd, int argc, char **argv)
 		return rc;
 	}
 	if (with_runs) {
-		/* Only run directories below the results root that hold a summary of this job. */
-		for (size_t i = 0; i < j.n; i++) {
-			const struct job_slot *s = &j.slots[i];
-			json_auto_t *sum = NULL;
-			_cleanup_close_ int fd = s->dir ? sb_open_dir(s->dir, NULL) : -1;
+		_cleanup_free_ char *root = realpath(results_root(), NULL);
+		_cleanup_close_ int root_fd = root != NULL ? sb_open_dir(root, NULL) : -1;
+		size_t outside = 0;
 
-			if (fd < 0 || sb_json_load_file_at(fd, "summary.json", SB_JSON_FILE_MAX, &sum, NULL) < 0 ||
-			    !json_is_string(json_object_get(json_object_get(sum, "job"), "id")) ||
-			    strcmp(json_string_value(json_object_get(json_object_get(sum, "job"), "id")),
-				j.id) != 0)
-				continue;
-			if (remove_path(s->dir, &err) < 0) {
-				sb_log(SB_LOG_WARN, "%s, ignoring", sb_error_message(err));
-				sb_error_release(&err);
-				continue;
-			}
-			removed++;
-		}
+		for (size_t i = 0; i < j.n; i++)
+			if (j.slots[i].dir != NULL)
+				switch (remove_job_run(root, root_fd, j.slots[i].dir, j.id)) {
+				case 1: removed++; break;
+				case -1: outside++; break;
+				default: break;
+				}
+		if (outside > 0)
+			sb_log(SB_LOG_WARN, "%zu run director%s of the job left alone: not below the "
+					    "results directory %s",
+			    outside, outside == 1 ? "y" : "ies", root ? root : results_root());
 	}
 	{
 		_cleanup_free_ char *path = sb_xstrdup(j.path);
@@ -317,7 +356,7 @@ cmd_jobs_remove(const struct cli_command *cmd, int argc, char **argv)
 		job_release(&j);
 		if (remove_path(path, &err) < 0)
 			return fail_with(&err);
-		printf("removed job %s%s", id, with_runs ? "" : "\n");
+		printf("removed job %s%s", cli_safe(id), with_runs ? "" : "\n");
 		if (with_runs)
 			printf(" and %zu run director%s\n", removed, removed == 1 ? "y" : "ies");
 	}

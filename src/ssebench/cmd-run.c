@@ -981,7 +981,7 @@ print_json_result(struct run_opts *o, const json_t *result, const char *status,
 
 	if (json_is_object(pr))
 		json_object_set_new(j, "patch_result", json_deep_copy(pr));
-	line = sb_json_dumps(j, JSON_COMPACT);
+	line = sb_json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
 	printf("%s\n", line);
 	free(line);
 	json_decref(j);
@@ -1567,7 +1567,7 @@ do_run(struct run_opts *o)
 		if (outcome == SB_ISO_FORFEIT)
 			fprintf(h, "FORFEIT: the isolation broke during the agent phase; this run "
 			       "counts as not passed (see isolation.json)\n");
-		fprintf(h, "results: %s\n", run_dir);
+		fprintf(h, "results: %s\n", cli_safe(run_dir));
 		/* An unscored run is the harness's failure, not the agent's: never exit 0. */
 		rc = interrupted ? SB_EXIT_INTERRUPTED
 			: !scored ? SB_EXIT_FAILURE
@@ -1812,7 +1812,7 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 			    o.run_id, "task", o.task, "agent", o.agent, "model", o.model, "status",
 			    "scored", 0, "exit_code", rc, "error",
 			    rc == SB_EXIT_INTERRUPTED ? "interrupted" : "the run ended early: see stderr");
-			char *line = sb_json_dumps(j, JSON_COMPACT);
+			char *line = sb_json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
 
 			printf("%s\n", line);
 			free(line);

@@ -413,7 +413,7 @@ runs_exec(const struct cli_command *cmd, int argc, char **argv)
 	struct sb_error *err = NULL;
 	struct sb_cmd_result r;
 	json_t *arr = NULL, *c;
-	size_t i;
+	size_t i, matches = 0;
 	int opt, rc = 0;
 
 	while ((opt = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
@@ -436,12 +436,24 @@ runs_exec(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "no command to run (RUN_ID -- COMMAND [ARG...])");
 	if ((rc = find_run(id, &arr, &err)) != 0)
 		return rc;
-	/* Sandbox mode has one container; sidecar mode a task and an agent container. */
+	/*
+	 * Sandbox mode has one container; sidecar mode a task and an agent container. More than
+	 * one of the role is not a run ssebench made: refuse rather than pick one.
+	 */
 	json_array_foreach (arr, i, c) {
 		const char *r_role = container_label(c, "ssebench.sidecar-role");
 
-		if (r_role == NULL ? strcmp(role, "task") == 0 : strcmp(r_role, role) == 0)
+		if (r_role == NULL ? strcmp(role, "task") == 0 : strcmp(r_role, role) == 0) {
 			target = json_string_value(json_object_get(c, "Id"));
+			matches++;
+		}
+	}
+	if (matches > 1) {
+		json_decref(arr);
+		return cli_fail("the run '%s' has %zu %s containers; not choosing one (ssebench runs "
+				"inspect %s)",
+			   id, matches, role, id),
+		       SB_EXIT_RUN_AMBIGUOUS;
 	}
 	if (target == NULL) {
 		json_decref(arr);
@@ -473,7 +485,8 @@ runs_exec(const struct cli_command *cmd, int argc, char **argv)
 static void
 add_skipped(json_t *skipped, const char *path, const char *why)
 {
-	json_array_append_new(skipped, json_pack("{s:s, s:s}", "path", path, "why", why));
+	json_array_append_new(skipped, json_pack("{s:o, s:o}", "path", sb_json_string_or_null(path),
+	    "why", sb_json_string_or_null(why)));
 }
 
 /*
@@ -483,18 +496,16 @@ add_skipped(json_t *skipped, const char *path, const char *why)
  * a JSON object goes to skipped with the reason, never dropped in silence.
  */
 static void
-scan_summaries(const char *dir, unsigned depth, json_t *out, json_t *skipped)
+scan_summaries(int dfd, const char *dir, unsigned depth, json_t *out, json_t *skipped)
 {
-	_cleanup_close_ int dfd = -1;
 	DIR *d;
 	struct dirent *de;
+	int walk_fd;
 
 	if (depth > 8) {
 		add_skipped(skipped, dir, "more than 8 directories deep");
 		return;
 	}
-	if ((dfd = sb_open_dir(dir, NULL)) < 0)
-		return;
 	if (run_dir_is(dfd)) {
 		struct sb_error *err = NULL;
 		json_t *s = NULL;
@@ -512,19 +523,28 @@ scan_summaries(const char *dir, unsigned depth, json_t *out, json_t *skipped)
 		json_decref(s);
 		return;
 	}
-	if ((d = opendir(dir)) == NULL)
+	/*
+	 * By descriptor, each directory opened from its parent without following a link: a
+	 * name swapped for a link between a check and an open by path would lead the walk out
+	 * of the results directory.
+	 */
+	walk_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+	if (walk_fd < 0 || (d = fdopendir(walk_fd)) == NULL) {
+		if (walk_fd >= 0)
+			close(walk_fd);
 		return;
+	}
 	while ((de = readdir(d)) != NULL) {
 		_cleanup_free_ char *p = NULL;
-		struct stat st;
+		_cleanup_close_ int cfd = -1;
 
 		if (de->d_name[0] == '.' || strcmp(de->d_name, "latest") == 0)
 			continue;
-		p = sb_xasprintf("%s/%s", dir, de->d_name);
-		if (lstat(p, &st) < 0)
+		cfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0)
 			continue;
-		if (S_ISDIR(st.st_mode))
-			scan_summaries(p, depth + 1, out, skipped);
+		p = sb_xasprintf("%s/%s", dir, de->d_name);
+		scan_summaries(cfd, p, depth + 1, out, skipped);
 	}
 	closedir(d);
 }
@@ -583,7 +603,12 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 				printf("no runs: %s does not exist yet\n", cli_safe(root));
 			return SB_EXIT_OK;
 		}
-		scan_summaries(root, 0, found, skipped);
+		{
+			_cleanup_close_ int rfd = sb_open_dir(root, NULL);
+
+			if (rfd >= 0)
+				scan_summaries(rfd, root, 0, found, skipped);
+		}
 	}
 	n = json_array_size(found);
 	v = sb_xcalloc(n ? n : 1, sizeof(*v));

@@ -121,7 +121,7 @@ cmd_tasks_list(const struct cli_command *cmd, int argc, char **argv)
 		for (size_t i = 0; i < ds->n; i++)
 			if (ds->tasks[i]->problems == 0)
 				json_array_append_new(arr, task_summary(ds, ds->tasks[i]));
-		s = sb_json_dumps(arr, JSON_INDENT(2));
+		s = sb_json_dumps(arr, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 		fprintf(stdout, "%s\n", s);
 		free(s);
 		json_decref(arr);

@@ -1420,7 +1420,7 @@ cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv)
 			if (sb_parse_u64(optarg, 1, VERIFY_JOBS_MAX, &n, NULL) < 0) {
 				free(vf.dir);
 				return cli_usage_error(
-				    cmd, "-j must be a number from 1 to %d", VERIFY_JOBS_MAX);
+				    cmd, "-j/--jobs must be a number from 1 to %d", VERIFY_JOBS_MAX);
 			}
 			vf.jobs = (unsigned)n;
 			break;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sb/buf.h"
+#include "sb/log.h"
 #include "sb/mem.h"
 
 #include "cli.h"
@@ -13,7 +14,19 @@
 const char *
 docker_path(void)
 {
-	return cli_setting("SSEBENCH_DOCKER", "/usr/bin/docker");
+	const char *p = cli_setting("SSEBENCH_DOCKER", "/usr/bin/docker");
+
+	/* A program found on PATH would be whatever the directories on it hold: a full path. */
+	if (p[0] != '/') {
+		static bool said;
+
+		if (!said)
+			sb_log(SB_LOG_WARN, "SSEBENCH_DOCKER must be an absolute path; using "
+					    "/usr/bin/docker");
+		said = true;
+		return "/usr/bin/docker";
+	}
+	return p;
 }
 
 void

@@ -254,6 +254,10 @@ job_open(const char *which, bool index, struct job *j, struct sb_error **err)
 	if (json_integer_value(v) > JOB_VERSION)
 		return sb_error_set(err, EPROTO, "the job %s is of version %lld, newer than this "
 		    "ssebench reads (%d)", j->path, (long long)json_integer_value(v), JOB_VERSION);
+	/* The id goes into paths, labels and messages: the shape job ids have, or nothing. */
+	if (!job_id_valid(json_string_value(json_object_get(j->spec, "job_id"))))
+		return sb_error_set(err, EINVAL, "%s/job.json is corrupt (its job_id is no job id)",
+		    j->path);
 	j->id = sb_xstrdup(json_string_value(json_object_get(j->spec, "job_id")));
 	if (index && load_index(j, err) < 0)
 		return sb_error_prefix(err, "%s", j->path);
@@ -708,7 +712,7 @@ job_event(struct job *j, json_t *ev)
 	json_object_set_new(ev, "ts", json_string(ts));
 	json_object_set_new(ev, "job", json_string(j->id));
 	if (j->json_events) {
-		char *s = json_dumps(ev, JSON_COMPACT);
+		char *s = json_dumps(ev, JSON_COMPACT | JSON_ENSURE_ASCII);
 
 		if (s != NULL) {
 			printf("%s\n", s);
@@ -1285,11 +1289,11 @@ schedule(struct job *j)
 	if (!j->json_events) {
 		printf("job %s: %zu run%s: %zu passed, %zu failed, %zu forfeit, %zu error%s; %zu "
 		       "skipped, %zu not run\n",
-		    j->id, c.total, c.total == 1 ? "" : "s", c.passed, c.failed, c.forfeit, c.errors,
+		    cli_safe(j->id), c.total, c.total == 1 ? "" : "s", c.passed, c.failed, c.forfeit, c.errors,
 		    c.errors == 1 ? "" : "s", c.skipped, c.pending);
 		if (c.pending > 0)
-			printf("resume: ssebench jobs resume %s\n", j->id);
-		printf("report: ssebench report %s\n", j->id);
+			printf("resume: ssebench jobs resume %s\n", cli_safe(j->id));
+		printf("report: ssebench report %s\n", cli_safe(j->id));
 	}
 	for (size_t i = 0; i < j->nbuilds; i++)
 		free(j->builds[i].log);
@@ -1478,11 +1482,11 @@ job_run(struct run_opts *o)
 	if (!o->json_events) {
 		fprintf(stderr, "job %s: %zu task%s x %zu agent%s x %zu model%s x %u attempt%s = %zu "
 				"run%s, %u at a time%s%s%s\n",
-		    j.id, tasks.n, tasks.n == 1 ? "" : "s", agents.n, agents.n == 1 ? "" : "s",
+		    cli_safe(j.id), tasks.n, tasks.n == 1 ? "" : "s", agents.n, agents.n == 1 ? "" : "s",
 		    o->models.n > 0 ? o->models.n : 1, o->models.n > 1 ? "s" : "", attempts,
 		    attempts == 1 ? "" : "s", j.n, j.n == 1 ? "" : "s", parallel, why ? " (" : "",
 		    why ? why : "", why ? ")" : "");
-		fprintf(stderr, "job directory: %s\n", j.path);
+		fprintf(stderr, "job directory: %s\n", cli_safe(j.path));
 	}
 	j.json_events = o->json_events;
 	job_event(&j, json_pack("{s:s, s:s, s:I, s:I}", "event", "job_started", "dir", j.path,
@@ -1531,7 +1535,7 @@ job_resume(const char *which, bool retry_errors, unsigned parallel, bool json_ev
 		again += s->state == JOB_SLOT_PENDING;
 	}
 	if (again == 0) {
-		printf("job %s: nothing to run%s\n", j.id,
+		printf("job %s: nothing to run%s\n", cli_safe(j.id),
 		    retry_errors ? "" : " (--retry-errors reruns the runs that ended in an error)");
 		job_release(&j);
 		return SB_EXIT_OK;
@@ -1542,7 +1546,7 @@ job_resume(const char *which, bool retry_errors, unsigned parallel, bool json_ev
 		parallel = p > 0 && p <= SB_JOB_PARALLEL_MAX ? (unsigned)p : 1;
 	}
 	if (!json_events)
-		fprintf(stderr, "job %s: %zu of %zu runs to go, %u at a time\n", j.id, again, j.n,
+		fprintf(stderr, "job %s: %zu of %zu runs to go, %u at a time\n", cli_safe(j.id), again, j.n,
 		    parallel);
 	rc = job_execute(&j, parallel, json_events);
 	job_release(&j);

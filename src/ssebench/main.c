@@ -584,7 +584,9 @@ cli_safe(const char *s)
 void
 cli_print_json(const json_t *j)
 {
-	_cleanup_free_ char *s = sb_json_dumps(j, JSON_INDENT(2));
+	/* ASCII only: a C1 control or a bidi override in a task's text is \uXXXX, never the
+	 * code point itself, when the JSON lands on a terminal. */
+	_cleanup_free_ char *s = sb_json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 
 	printf("%s\n", s);
 }
@@ -723,6 +725,12 @@ cli_getopt(const struct cli_command *cmd, int argc, char **argv, const char *sho
 		} else {
 			*ret_exit = cli_usage_error(cmd, "unknown option '%s'", elem);
 		}
+		return -2;
+	}
+	/* An empty value ("--local=", "--task ''") is no value: no option of ours takes one. */
+	if (c != -1 && optarg != NULL && *optarg == '\0') {
+		word = idx >= 0 ? sb_xasprintf("--%s", longopts[idx].name) : sb_xasprintf("-%c", c);
+		*ret_exit = cli_usage_error(cmd, "%s needs a value (it is empty)", word);
 		return -2;
 	}
 	if (c != -1 && idx >= 0 && !names_option_in_full(elem, longopts[idx].name)) {

@@ -212,7 +212,8 @@ run_summary_row(const json_t *s, const char *dir)
 
 	if (!scored || tier == NULL || (strcmp(tier, "restricted") != 0 && strcmp(tier, "open") != 0))
 		tier = NULL;
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:s, s:b, s:o}", "run_id",
+	/* The directory as an escaped string when it is not UTF-8: a row is never dropped. */
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:b, s:o}", "run_id",
 	    string_of(json_object_get(s, "run_id")), "task",
 	    string_of(json_object_get(json_object_get(s, "task"), "id")), "model",
 	    string_of(json_object_get(cfg, "model")), "agent", string_of(json_object_get(cfg, "agent")),
@@ -220,7 +221,8 @@ run_summary_row(const json_t *s, const char *dir)
 	    string_of(json_object_get(cfg, "egress")), "reference_run",
 	    json_is_true(json_object_get(cfg, "reference_run")), "status",
 	    string_of(json_object_get(json_object_get(s, "patch_result"), "status")), "started_at",
-	    string_of(json_object_get(s, "started_at")), "dir", dir, "scored", scored && tier != NULL,
+	    string_of(json_object_get(s, "started_at")), "dir", sb_json_string_or_null(dir), "scored",
+	    scored && tier != NULL,
 	    "tier", sb_json_string_or_null(tier));
 }
 

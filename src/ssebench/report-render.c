@@ -60,19 +60,8 @@ utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
 	return len;
 }
 
-/*
- * Code points shown as \u{...} instead of themselves: C1 controls, the invisible direction
- * marks and overrides (a task id "abc\u202Efdp" reads as another), and the two
- * non-characters XML 1.0 forbids.
- */
-static bool
-hidden_code_point(uint32_t c)
-{
-	return (c >= 0x80 && c <= 0x9f) || c == 0x200e || c == 0x200f ||
-	       (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0xfffe ||
-	       c == 0xffff;
-}
-
+/* Code points shown as \u{...} instead of themselves: sb_utf8_hidden (a task id
+ * "abc\u202Efdp" reads as another; XML 1.0 forbids U+FFFE/F). */
 static int
 escape_text(struct sb_buf *out, const char *s, size_t max, enum esc_ctx ctx, struct sb_error **err)
 {
@@ -99,7 +88,7 @@ escape_text(struct sb_buf *out, const char *s, size_t max, enum esc_ctx ctx, str
 			r = sb_buf_appends(out, "\\t", err);
 		else if (c < 0x20 || c == 0x7f)
 			r = sb_buf_appendf(out, err, "\\x%02x", (unsigned)c);
-		else if (hidden_code_point(c))
+		else if (sb_utf8_hidden(c))
 			r = sb_buf_appendf(out, err, "\\u{%04" PRIX32 "}", c);
 		else if (ctx != ESC_PLAIN && c == '&')
 			r = sb_buf_appends(out, "&amp;", err);

@@ -263,7 +263,7 @@ report_record(const json_t *s, const char *dir)
 	}
 	record_flags(s, &flags, &kinds);
 	rec = json_pack("{s:O, s:s, s:s, s:s, s:s, s:s, s:O, s:b, s:O, s:b, s:o, s:o, s:O, s:o,"
-			" s:o, s:o, s:o, s:o, s:b, s:b, s:b, s:b, s:I, s:o, s:o, s:s}",
+			" s:o, s:o, s:o, s:o, s:b, s:b, s:b, s:b, s:I, s:o, s:o, s:o}",
 	    "run_id", json_object_get(row, "run_id"), "task",
 	    str_or(json_object_get(row, "task"), "?"), "agent", agent, "model",
 	    str_or(json_object_get(row, "model"), "?"), "egress", egress, "category", category,
@@ -284,7 +284,7 @@ report_record(const json_t *s, const char *dir)
 	    json_is_true(json_object_get(pr, "intent_test_success")), "flags", flags, "flag_kinds",
 	    kinds, "message",
 	    bounded_string(json_string_value(json_object_get(pr, "error_msg")), REPORT_MESSAGE_MAX),
-	    "dir", dir);
+	    "dir", sb_json_string_or_null(dir));
 	json_decref(row);
 	if (rec == NULL)
 		sb_oom(0);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sb/argv.h"
 #include "sb/buf.h"
@@ -17,6 +18,7 @@
 #include "sb/fs.h"
 #include "sb/log.h"
 #include "sb/mem.h"
+#include "sb/parse.h"
 
 #include "cli.h"
 
@@ -77,12 +79,49 @@ cli_dotenv_parse(char *text, struct sb_argv *env, struct sb_diags *diags)
 	}
 }
 
+/*
+ * Settings a .env may not give: a program the CLI runs (as root, often). The environment is
+ * the operator's own; a .env is a file in whatever directory they stand in.
+ */
+static const char *const env_only[] = { "SSEBENCH_DOCKER", NULL };
+
+/*
+ * Whether a .env of this owner and mode may set anything. Its settings pick directories
+ * the CLI writes and removes (SSEBENCH_RESULTS), images it trusts (SSEBENCH_REGISTRY) and
+ * agents it builds (SSEBENCH_AGENTS), so it must be the operator's: owned by the effective
+ * user (or, under sudo, the user who ran sudo) and writable by no one else. A .env another
+ * user left in a shared directory is refused, and that is said.
+ */
+static bool
+dotenv_trusted(const struct stat *st, char **ret_why)
+{
+	uid_t me = geteuid();
+	const char *sudo = getenv("SUDO_UID");
+	uint64_t sudo_uid;
+
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		*ret_why = sb_xasprintf("it is writable by others (mode %04o); chmod 600 .env",
+		    (unsigned)(st->st_mode & 07777));
+		return false;
+	}
+	if (st->st_uid == me)
+		return true;
+	if (me == 0 && sudo != NULL && sb_parse_u64(sudo, 0, UINT32_MAX, &sudo_uid, NULL) == 0 &&
+	    st->st_uid == (uid_t)sudo_uid)
+		return true;
+	*ret_why = sb_xasprintf("it belongs to uid %u, not to you (uid %u)", (unsigned)st->st_uid,
+	    (unsigned)me);
+	return false;
+}
+
 static void
 load_dotenv(void)
 {
 	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(1024 * 1024);
 	_cleanup_close_ int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = -1;
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
+	_cleanup_free_ char *why = NULL;
 	struct sb_error *err = NULL;
 	struct stat st;
 	bool secret = false;
@@ -90,7 +129,20 @@ load_dotenv(void)
 	dotenv_loaded = true;
 	if (cwd < 0)
 		return;
-	if (sb_read_file_at(cwd, ".env", SB_OPEN_NO_SYMLINKS, &b, &err) < 0) {
+	/* O_NONBLOCK: a FIFO must not hang us; it is refused right after. */
+	fd = sb_open_beneath(cwd, ".env", O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, SB_OPEN_NO_SYMLINKS,
+	    &err);
+	if (fd >= 0 && fstat(fd, &st) < 0)
+		sb_error_errno(&err, errno, "stat '.env'");
+	else if (fd >= 0 && !S_ISREG(st.st_mode))
+		sb_error_set(&err, EINVAL, "'.env' is not a regular file");
+	else if (fd >= 0 && (unsigned long long)st.st_size > b.max)
+		sb_error_set(&err, EFBIG, "'.env' is larger than %zu bytes", b.max);
+	else if (fd >= 0 && !dotenv_trusted(&st, &why))
+		sb_error_set(&err, EPERM, "%s", why);
+	else if (fd >= 0)
+		(void)sb_buf_read_fd(&b, fd, &err);
+	if (err != NULL) {
 		/* No .env is the usual case; one that is there but refused must be said, or the
 		 * user only hears later that a setting (the proxy's key) is missing. */
 		if (sb_error_code(err) != ENOENT)
@@ -103,8 +155,15 @@ load_dotenv(void)
 	cli_dotenv_parse(b.s, &dotenv, &diags);
 	for (size_t i = 0; i < diags.n; i++)
 		sb_log(SB_LOG_WARN, "%s:%u: %s", diags.v[i].file, diags.v[i].line, diags.v[i].msg);
+	for (const char *const *k = env_only; *k != NULL; k++)
+		if (sb_env_get(&dotenv, *k) != NULL) {
+			sb_log(SB_LOG_WARN, ".env: %s is taken from the environment only (it names a "
+					    "program to run); ignored",
+			    *k);
+			sb_env_unset(&dotenv, *k);
+		}
 	/* It holds the proxy's master key: say so when others may read it (ssebench init: 0600). */
-	if (secret && fstatat(cwd, ".env", &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 0077))
+	if (secret && (st.st_mode & 0077))
 		sb_log(SB_LOG_WARN, ".env holds keys and is readable by others (mode %04o): chmod "
 				    "600 .env",
 		    (unsigned)(st.st_mode & 07777));

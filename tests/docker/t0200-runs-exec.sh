@@ -17,7 +17,7 @@ plan_lazy
 
 id=exec-test-$$ sid=exec-side-$$
 sb_cleanup_hook() {
-	/usr/bin/docker rm -f "$id" "$sid-task" "$sid-agent" >/dev/null 2>&1
+	/usr/bin/docker rm -f "$id" "$id-twin" "$sid-task" "$sid-agent" >/dev/null 2>&1
 }
 start() { # NAME RUN-ID [ROLE]
 	local role_label=()
@@ -52,6 +52,13 @@ start "$sid-agent" "$sid" agent || bail "cannot start the agent container"
 /usr/bin/docker exec "$sid-agent" sh -c 'echo agent >/tmp/who'
 is "$("$SSEBENCH" runs exec "$sid" -- cat /tmp/who)" task "sidecar: the task container by default"
 is "$("$SSEBENCH" runs exec --container agent "$sid" -- cat /tmp/who)" agent "sidecar: --container agent"
+
+# Two task containers under one run id is no run ssebench made: refused, not guessed.
+start "$id-twin" "$id" || bail "cannot start the twin"
+run_cmd r "$SSEBENCH" runs exec "$id" -- true
+is "$r_rc" 4 "two task containers of one run: exit 4, no container chosen"
+like "$r_err" "has 2 task containers; not choosing one" "and why"
+/usr/bin/docker rm -f "$id-twin" >/dev/null 2>&1
 
 # runs list --json says exec is there, and it is.
 run_cmd r "$SSEBENCH" runs list --json

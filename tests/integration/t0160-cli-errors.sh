@@ -202,4 +202,69 @@ done
 run_cmd r "$SSEBENCH" help nope
 is "$r_rc" 2 "help of an unknown command: exit 2"
 
+# --- the review's findings (a red-team pass over this change) ----------------------------------
+# A .env is the operator's, or it is not read: another uid's, or one others may write.
+w2="$SB_TMP/ws2"
+mkdir -p "$w2"
+printf '#!/bin/sh\necho PWNED >>"%s/pwned"\n' "$w2" >"$w2/pwn" && chmod 755 "$w2/pwn"
+printf 'SSEBENCH_DOCKER=%s/pwn\n' "$w2" >"$w2/.env" && chmod 600 "$w2/.env"
+run_cmd r sh -c 'cd "$1" && "$2" runs list' _ "$w2" "$SSEBENCH"
+ok "$([ ! -e "$w2/pwned" ]; echo $?)" ".env cannot name the docker program: nothing of it ran"
+like "$r_err" "\.env: SSEBENCH_DOCKER is taken from the environment only" ".env's SSEBENCH_DOCKER: ignored, said"
+if [ "$(id -u)" = 0 ]; then
+	printf 'SSEBENCH_EGRESS=bogus\n' >"$w2/.env" && chown 1000 "$w2/.env"
+	run_cmd r sh -c 'cd "$1" && "$2" run --task x --agent y' _ "$w2" "$SSEBENCH"
+	like "$r_err" "\.env is not read, none of its settings is used: it belongs to uid 1000" \
+		"a .env of another uid is not read"
+	unlike "$r_err" "SSEBENCH_EGRESS" "and none of its settings is used"
+	chown 0 "$w2/.env"
+fi
+chmod 666 "$w2/.env"
+run_cmd r sh -c 'cd "$1" && "$2" run --task x --agent y' _ "$w2" "$SSEBENCH"
+like "$r_err" "it is writable by others \(mode 0666\)" "a .env others may write is not read"
+rm -f "$w2/.env"
+run_cmd r env SSEBENCH_DOCKER=pwn PATH="$w2:$PATH" "$SSEBENCH" runs list
+ok "$([ ! -e "$w2/pwned" ]; echo $?)" "a relative SSEBENCH_DOCKER is not looked up on PATH"
+like "$r_err" "SSEBENCH_DOCKER must be an absolute path" "and that is said"
+
+# Bidi overrides and invisible characters are shown, not obeyed; JSON is ASCII.
+ds="$SB_TMP/bidi"
+make_task "$ds" t1
+sed -i "s/^project: demo/project: \"abc\\\\u202Efdp\\\\u200B\\\\u2028x\"/" "$ds/t1/sse/config.yaml"
+run_cmd r "$SSEBENCH" tasks list --local "$ds"
+like "$r_out" 'abc\\u\{202E\}fdp\\u\{200B\}\\u\{2028\}x' "tasks list: U+202E, U+200B, U+2028 shown escaped"
+unlike "$r_out" "$(printf '\342\200\256')" "tasks list: no raw right-to-left override"
+run_cmd r "$SSEBENCH" tasks list --local "$ds" --json
+like "$r_out" '"project": "abc\\u202[eE]fdp' "tasks list --json: the override as \\u202e"
+unlike "$r_out" "$(printf '\342\200\256')" "tasks list --json: ASCII only"
+
+# An empty option value is no value.
+for a in "run --local= --task x --agent y" "run --task= --agent y" "dataset verify --jobs="; do
+	# shellcheck disable=SC2086
+	run_cmd r "$SSEBENCH" $a
+	is "$r_rc" 2 "$a: exit 2"
+	like "$r_err" "needs a value \(it is empty\)" "$a: an empty value is named"
+done
+
+# A job's files cannot make `jobs remove --with-runs` remove what is not a run of the
+# results directory, nor carry an id that is none.
+export SSEBENCH_RESULTS="$SB_TMP/jr/results"
+victim="$SB_TMP/victim/t/m/a/20250101-000000-abcdef"
+mkdir -p "$victim" "$SSEBENCH_RESULTS/jobs/job-20250101-000000-aaaaaa"
+jid=job-20250101-000000-aaaaaa
+printf '{"job":{"id":"%s"}}' "$jid" >"$victim/summary.json"
+printf '{"version":1,"job_id":"%s","created_at":"x","matrix":{},"options":{}}' "$jid" \
+	>"$SSEBENCH_RESULTS/jobs/$jid/job.json"
+printf '{"version":1,"job_id":"%s","slots":[{"key":"t/a/m/1","task":"t","agent":"a","model":"m","attempt":1,"state":"done","run_id":"r","dir":"%s","status":"failed","reason":null,"tries":[]}]}' \
+	"$jid" "$victim" >"$SSEBENCH_RESULTS/jobs/$jid/index.json"
+run_cmd r "$SSEBENCH" jobs remove --with-runs "$jid"
+ok "$([ -d "$victim" ]; echo $?)" "jobs remove --with-runs: a run directory outside the results directory stays"
+like "$r_err" "1 run directory of the job left alone: not below the results directory" "and that is said"
+mkdir -p "$SB_TMP/jr/evil"
+printf '{"version":1,"job_id":"job-x\\u001b]0;PWNED\\u0007"}' >"$SB_TMP/jr/evil/job.json"
+run_cmd r "$SSEBENCH" jobs remove "$SB_TMP/jr/evil"
+is "$r_rc" 1 "a job.json whose job_id is no job id: refused"
+like "$r_err" "job.json is corrupt \(its job_id is no job id\)" "and said"
+unset SSEBENCH_RESULTS
+
 done_testing

@@ -20,6 +20,9 @@ mkdir -p "$tree"
 (cd "$SB_SRCDIR" && git ls-files -z --cached --others --exclude-standard |
 	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
 	grep -zv '^tests/fuzz/corpus/' | tar --null -T - -cf -) | tar -xf - -C "$tree"
+# What a careless or hostile tree could hold: a set-id, world-writable file and a link out.
+printf 'x\n' >"$tree/agents/planted" && chmod 4777 "$tree/agents/planted"
+ln -s /etc/passwd "$tree/agents/link-out"
 unset MAKEFLAGS MFLAGS MAKELEVEL
 (
 	cd "$tree" && ./autogen.sh && ./configure --prefix="$prefix" && make -j"$(nproc)" &&
@@ -39,6 +42,10 @@ done
 ok "$([ ! -e "$stage$prefix/share/ssebench/tests/fuzz/corpus" ]; echo $?)" "the fuzz corpora stay behind"
 ok "$([ ! -e "$stage$prefix/share/ssebench/ssebench" ] && [ -z "$(find "$stage$prefix/share/ssebench" -name '*.o' | head -1)" ]; echo $?)" \
 	"no build output in the home"
+
+bad=$(find "$stage$prefix/share/ssebench" \( -perm /022 -o -perm /6000 -o -type l -o ! \( -type f -o -type d \) \) -print | head -5)
+is "$bad" "" "the installed home holds nothing writable by others, set-id, a link or a special file"
+is "$(stat -c %a "$stage$prefix/share/ssebench/agents/planted" 2>&1)" 755 "a planted 4777 file is installed 0755"
 
 # The build tree goes; the installed ssebench still finds its home.
 rm -rf "$tree"

@@ -111,6 +111,14 @@ static const struct {
 	{ "over\xc0\xaf", "over\\xc0\\xaf" },	/* overlong '/' */
 	{ "c1\xc2\x9b", "c1\\xc2\\x9b" },	/* C1 CSI */
 	{ "sur\xed\xa0\x80", "sur\\xed\\xa0\\x80" }, /* UTF-16 surrogate */
+	/* Shown, not obeyed: what would reorder or hide the text around it. */
+	{ "abc\xe2\x80\xae" "fdp", "abc\\u{202E}fdp" },	/* right-to-left override */
+	{ "a\xe2\x81\xa6" "b", "a\\u{2066}b" },		/* left-to-right isolate */
+	{ "zw\xe2\x80\x8b" "sp", "zw\\u{200B}sp" },		/* zero-width space */
+	{ "line\xe2\x80\xa8" "sep", "line\\u{2028}sep" },	/* a line break to some */
+	{ "alm\xd8\x9c", "alm\\u{061C}" },			/* Arabic letter mark */
+	{ "bom\xef\xbb\xbf", "bom\\u{FEFF}" },
+	{ "ok \xe2\x80\x94 dash", "ok \xe2\x80\x94 dash" },	/* an em dash is text */
 };
 
 START_TEST(test_escape_table)
@@ -171,6 +179,13 @@ START_TEST(test_env_set_replaces)
 	ck_assert_str_eq(sb_env_get(&env, "PATH"), "/usr/bin");
 	ck_assert_ptr_null(sb_env_get(&env, "PAT"));
 	ck_assert_ptr_null(sb_env_get(&env, "PATHX"));
+	sb_env_unset(&env, "PATH");
+	ck_assert_uint_eq(env.n, 1);
+	ck_assert_ptr_null(sb_env_get(&env, "PATH"));
+	ck_assert_str_eq(sb_env_get(&env, "HOME"), "/root");
+	ck_assert_ptr_null(env.v[1]);
+	sb_env_unset(&env, "NOPE");
+	ck_assert_uint_eq(env.n, 1);
 	sb_argv_release(&env);
 }
 END_TEST
