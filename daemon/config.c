@@ -41,15 +41,11 @@ env_or(const char *name, const char *def)
 static uint64_t
 env_limit(const char *name, uint64_t def, uint64_t max)
 {
-	const char *v = secure_getenv(name);
 	struct sb_error *err = NULL;
-	uint64_t n;
+	uint64_t n = def;
 
-	if (v == NULL || *v == '\0')
-		return def;
-	if (sb_parse_u64(v, 1, max, &n, &err) < 0) {
-		sb_log(SB_LOG_WARN, "%s='%s': %s; using %llu", name, v, sb_error_message(err),
-		    (unsigned long long)def);
+	if (sb_env_u64(name, 1, max, &n, &err) < 0) {
+		sb_log(SB_LOG_WARN, "%s; using %llu", sb_error_message(err), (unsigned long long)def);
 		sb_error_release(&err);
 		return def;
 	}

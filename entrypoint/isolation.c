@@ -86,13 +86,14 @@ emit(const char *prop, bool held, const char *fmt, ...)
 	printf("%s\t%d\t%s\n", prop, held ? 1 : 0, detail);
 }
 
+/* A uid, gid or level for the probe: a malformed value is the default (the probe then
+ * finds the identity wrong, which fails the property: never a pass by default). */
 static unsigned long long
 env_ull(const char *name, unsigned long long def)
 {
-	const char *v = secure_getenv(name);
-	uint64_t n;
+	uint64_t n = def;
 
-	return v != NULL && sb_parse_u64(v, 0, UINT32_MAX, &n, NULL) == 0 ? n : def;
+	return sb_env_u64(name, 0, UINT32_MAX, &n, NULL) == 1 ? n : def;
 }
 
 static void

@@ -116,14 +116,11 @@ env_path(const char *name, const char *def, char **ret, struct sb_error **err)
 static uint64_t
 env_seconds(const char *name, uint64_t def)
 {
-	const char *v = secure_getenv(name);
 	struct sb_error *err = NULL;
-	uint64_t n;
+	uint64_t n = def;
 
-	if (v == NULL || *v == '\0')
-		return def;
-	if (sb_parse_u64(v, 1, EP_TIMEOUT_MAX_S, &n, &err) < 0) {
-		ep_log(SB_LOG_WARN, "%s='%s': %s; using %llu s", name, v, sb_error_message(err),
+	if (sb_env_u64(name, 1, EP_TIMEOUT_MAX_S, &n, &err) < 0) {
+		ep_log(SB_LOG_WARN, "%s; using %llu s", sb_error_message(err),
 		    (unsigned long long)def);
 		sb_error_release(&err);
 		return def;

@@ -119,15 +119,11 @@ env(const char *name)
 static unsigned
 read_timeout(void)
 {
-	const char *v = env("TIMEOUT");
 	struct sb_error *err = NULL;
-	uint64_t n;
+	uint64_t n = DEFAULT_TIMEOUT_S;
 
-	if (v == NULL)
-		return DEFAULT_TIMEOUT_S;
-	if (sb_parse_u64(v, 1, INT_MAX / 1000, &n, &err) < 0) {
-		sb_log(SB_LOG_WARN, "TIMEOUT: %s, using %u s", sb_error_message(err),
-		    DEFAULT_TIMEOUT_S);
+	if (sb_env_u64("TIMEOUT", 1, INT_MAX / 1000, &n, &err) < 0) {
+		sb_log(SB_LOG_WARN, "%s, using %u s", sb_error_message(err), DEFAULT_TIMEOUT_S);
 		sb_error_release(&err);
 		return DEFAULT_TIMEOUT_S;
 	}

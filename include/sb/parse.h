@@ -45,6 +45,14 @@ bool sb_name_valid(const char *s);
 size_t sb_edit_distance(const char *a, const char *b);
 
 /*
+ * A bounded number from the environment: 0 when name is unset or empty (*ret untouched,
+ * the caller's default stands), 1 with *ret set when it is a number in [min, max], -1 with
+ * err ("NAME='value': why") otherwise; the caller says so and keeps its default, never
+ * "unlimited". secure_getenv: a set-id program ignores it.
+ */
+int sb_env_u64(const char *name, uint64_t min, uint64_t max, uint64_t *ret, struct sb_error **err);
+
+/*
  * The name closest to key within two edits (for "did you mean"), or NULL: of n names, or
  * up to the first NULL (n = SIZE_MAX for a NULL-terminated list). The first of equals wins.
  */

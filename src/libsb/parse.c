@@ -209,6 +209,18 @@ sb_edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
+int
+sb_env_u64(const char *name, uint64_t min, uint64_t max, uint64_t *ret, struct sb_error **err)
+{
+	const char *v = secure_getenv(name);
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (sb_parse_u64(v, min, max, ret, err) < 0)
+		return sb_error_prefix(err, "%s='%s'", name, v);
+	return 1;
+}
+
 const char *
 sb_closest(const char *key, const char *const *names, size_t n)
 {

@@ -220,6 +220,32 @@ START_TEST(test_normalize_table)
 }
 END_TEST
 
+START_TEST(test_env_u64)
+{
+	struct sb_error *err = NULL;
+	uint64_t n = 7;
+
+	unsetenv("SB_TEST_N");
+	ck_assert_int_eq(sb_env_u64("SB_TEST_N", 1, 10, &n, &err), 0);
+	ck_assert_uint_eq(n, 7); /* unset: the caller's default stands */
+	setenv("SB_TEST_N", "", 1);
+	ck_assert_int_eq(sb_env_u64("SB_TEST_N", 1, 10, &n, &err), 0);
+	setenv("SB_TEST_N", "10", 1);
+	ck_assert_int_eq(sb_env_u64("SB_TEST_N", 1, 10, &n, &err), 1);
+	ck_assert_uint_eq(n, 10);
+	for (const char *const *bad = (const char *const[]){ "0", "11", "-1", "1e3", "3s", " 4",
+		 "99999999999999999999", NULL };
+	     *bad != NULL; bad++) {
+		setenv("SB_TEST_N", *bad, 1);
+		n = 5;
+		ck_assert_int_eq(sb_env_u64("SB_TEST_N", 1, 10, &n, &err), -1);
+		ck_assert_ptr_nonnull(strstr(sb_error_message(err), "SB_TEST_N='"));
+		sb_error_release(&err);
+	}
+	unsetenv("SB_TEST_N");
+}
+END_TEST
+
 START_TEST(test_path_below)
 {
 	ck_assert_str_eq(sb_path_below("/ssebench/pocs/x", "/ssebench"), "pocs/x");
@@ -246,6 +272,7 @@ parse_suite(void)
 	tcase_add_test(tc, test_relative_path_limits);
 	tcase_add_loop_test(tc, test_normalize_table, 0, (int)SB_ARRAY_SIZE(norm_cases));
 	tcase_add_test(tc, test_path_below);
+	tcase_add_test(tc, test_env_u64);
 	suite_add_tcase(s, tc);
 	return s;
 }
