@@ -45,6 +45,7 @@
 #include "sb/git.h"
 #include "sb/limits.h"
 #include "sb/mem.h"
+#include "sb/tree.h"
 
 /* Cleanup helpers for the libgit2 handles we use (STYLE.md rule 9); every *_free takes NULL. */
 #define DEFINE_GIT_FREEP(type)                    \
@@ -168,39 +169,6 @@ sb_git_init(struct sb_error **err)
 out:
 	pthread_mutex_unlock(&init_lock);
 	return r < 0 ? -1 : 0;
-}
-
-/*
- * Remove `name` below `parent` and everything under it, without following symbolic links.
- * Only used on a directory we created ourselves, to undo a failed sb_git_baseline_create;
- * best effort, failures are ignored.
- */
-static void
-remove_tree_at(int parent, const char *name)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd;
-
-	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		(void)unlinkat(parent, name, 0);
-		return;
-	}
-	d = fdopendir(fd);
-	if (d == NULL) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		/* unlinkat without AT_REMOVEDIR fails with EISDIR on a directory (Linux). */
-		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno == EISDIR)
-			remove_tree_at(dirfd(d), de->d_name);
-	}
-	closedir(d);
-	(void)unlinkat(parent, name, AT_REMOVEDIR);
 }
 
 /*
@@ -537,7 +505,7 @@ baseline_populate(git_repository *src, const git_oid *base, const char *private_
 		return git_fail(err, r, "init '%s'", private_dir);
 	/* libgit2's built-in template makes an empty hooks/; a baseline has no hooks at all. */
 	hooks = sb_xasprintf("%s/hooks", private_dir);
-	remove_tree_at(AT_FDCWD, hooks);
+	(void)sb_remove_tree_at(AT_FDCWD, hooks, NULL); /* best effort: our own directory */
 	if (write_private_config(dst, err) < 0)
 		return -1;
 
@@ -785,7 +753,7 @@ sb_git_baseline_create(const char *worktree, const char *private_dir, struct sb_
 	    sb_git_baseline_open(private_dir, worktree, &b, err) < 0 ||
 	    baseline_refresh(b, err) < 0) {
 		sb_git_baseline_free(TAKE_PTR(b));
-		remove_tree_at(AT_FDCWD, private_dir);
+		(void)sb_remove_tree_at(AT_FDCWD, private_dir, NULL); /* best effort: our own */
 		return sb_error_prefix(err, "baseline '%s'", private_dir);
 	}
 	return 0;
