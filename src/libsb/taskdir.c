@@ -386,12 +386,20 @@ check_dockerfile(struct sb_task *t, int task_fd, const char *file, struct sb_dia
 		 * a task image carrying them could pose as another run. Checked after ARG and ENV
 		 * expansion, and wherever the word appears.
 		 */
-		if (strcmp(in->cmd, "LABEL") == 0) {
+		if (strcmp(in->cmd, "LABEL") == 0 || strcmp(in->cmd, "ONBUILD") == 0) {
 			_cleanup_free_ char *expanded = sb_dockerfile_expand(in->args, &vars,
 			    df->escape, NULL);
 			_cleanup_free_ char *lower = sb_ascii_lower(expanded ? expanded : in->args);
+			char *w = lower;
 
-			if (strstr(lower, "ssebench.") != NULL)
+			/* Docker drops quotes and escapes from a key: so do we, before looking. */
+			for (const char *r = lower; *r != '\0'; r++)
+				if (*r != '"' && *r != '\'' && *r != '\\' && *r != df->escape &&
+				    *r != '\n')
+					*w++ = *r;
+			*w = '\0';
+			if ((strcmp(in->cmd, "LABEL") == 0 || strstr(lower, "label") != NULL) &&
+			    strstr(lower, "ssebench.") != NULL)
 				sb_diags_add(diags, file, in->line, 1,
 				    "a task's image may not carry ssebench.* labels: they are the "
 				    "harness's (ssebench.run names a run's containers)");

@@ -1142,6 +1142,36 @@ do_run(struct run_opts *o)
 		sb_error_prefix(&err, "build log: %s", log_path);
 		goto fail;
 	}
+	/*
+	 * The images the run's containers start from carry no ssebench.* label but those the
+	 * builds put on: a container inherits its image's labels wherever `run` sets none, and
+	 * `runs` finds a run's containers by them. The task's Dockerfile is checked for LABEL
+	 * too (dataset validate), but quoting, ONBUILD in a base and a base image of another
+	 * task can all slip a label past a reading of the file; the built image cannot.
+	 */
+	{
+		/* What images.c and scripts/docker-up put on, and nothing else. */
+		static const char *const ours[] = { "ssebench.task-files", "ssebench.task-id",
+			"ssebench.agent", "ssebench.rootfs.", NULL };
+		const char *check[] = { agent_image, sidecar ? task_image : NULL };
+
+		for (size_t i = 0; i < SB_ARRAY_SIZE(check); i++) {
+			_cleanup_free_ char *key = NULL;
+			int r;
+
+			if (check[i] == NULL)
+				continue;
+			r = docker_image_foreign_labels(check[i], ours, &key, &err);
+			if (r < 0)
+				goto fail;
+			if (r > 0) {
+				sb_error_set(&err, EINVAL, "the image %s carries the label '%s': the "
+				    "ssebench.* labels are the harness's, and a task may not set them "
+				    "(check the task's Dockerfile and its base)", check[i], key);
+				goto fail;
+			}
+		}
+	}
 	if (o->images_only) {
 		/* A job's image build (job.c): the images are there; no run. */
 		(void)unlink(log_path);

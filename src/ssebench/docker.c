@@ -3,8 +3,11 @@
 #include "config.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "sb/buf.h"
+#include "sb/json.h"
+#include "sb/limits.h"
 #include "sb/log.h"
 #include "sb/mem.h"
 
@@ -134,6 +137,41 @@ docker_image_exists(const char *name)
 
 	sb_argv_pushl(&a, "image", "inspect", "--format", "{{.Id}}", name, NULL);
 	return docker_output(&a, NULL, NULL) == 0;
+}
+
+int
+docker_image_foreign_labels(const char *name, const char *const *ours, char **ret_key,
+    struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *out = NULL;
+	json_auto_t *labels = NULL;
+	const char *k;
+	json_t *v;
+
+	*ret_key = NULL;
+	sb_argv_pushl(&a, "image", "inspect", "--format", "{{json .Config.Labels}}", name, NULL);
+	if (docker_output(&a, &out, err) != 0 || out == NULL)
+		return sb_error_set(err, EIO, "docker image inspect %s failed", name);
+	if (sb_json_load(out, strlen(out), SB_JSON_FILE_MAX, &labels, err) < 0)
+		return sb_error_prefix(err, "the labels of %s", name);
+	if (!json_is_object(labels))
+		return 0; /* null: no labels at all */
+	json_object_foreach (labels, k, v) {
+		bool known = false;
+
+		if (strncasecmp(k, "ssebench.", 9) != 0)
+			continue;
+		/* An entry ending in '.' is a prefix (ssebench.rootfs. for the rootfs's own). */
+		for (const char *const *o = ours; *o != NULL && !known; o++)
+			known = (*o)[strlen(*o) - 1] == '.' ? strncmp(k, *o, strlen(*o)) == 0
+							    : strcmp(k, *o) == 0;
+		if (!known) {
+			*ret_key = sb_xstrdup(k);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 char *

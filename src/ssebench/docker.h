@@ -27,6 +27,14 @@ const char *docker_path(void);
  * not NULL, is fed to the client. On success *res has the exit code (0 or not); a client
  * that cannot start is an error.
  */
+/*
+ * Whether the image name carries an ssebench.* label that is not one of ours (a NULL-ended
+ * list; an entry ending in '.' is a prefix): 1 with *ret_key (malloc'd), 0 none, -1 on an
+ * engine error.
+ */
+int docker_image_foreign_labels(const char *name, const char *const *ours, char **ret_key,
+    struct sb_error **err);
+
 int docker_run(const struct sb_argv *args, unsigned flags, int out_fd, const char *stdin_data,
     size_t stdin_len, uint64_t timeout_ms, struct sb_cmd_result *res, struct sb_error **err);
 

@@ -45,6 +45,9 @@ sb_cleanup_hook() {
 		$DOCKER image rm -f "$REG/agent-reference/$t:$VER" "$REG/agent-dummy/$t:$VER" \
 			"$REG/tool/$t:$VER" "$REG/case/verify-e2e/$t" >/dev/null 2>&1
 	done
+	$DOCKER image rm -f "$REG/agent-dummy/verifytest-labeled:$VER" \
+		"$REG/tool/verifytest-labeled:$VER" "$REG/case/tiny-labeled/verifytest-labeled" \
+		"$REG/labeled-base-$$:1" >/dev/null 2>&1
 }
 
 # make_tiny ID LEAK: a task folder in $TINY. The "project" is one config line; the fix
@@ -182,6 +185,25 @@ is "$(field "$b" 'sorted(d), d["version"], d["tests"]["function"], d["oracle"]["
 	"--update-baseline: sse/baseline.json has the reference's (empty) facts"
 like "$r_out" 'warning: baseline: the functional tests print no count line' \
 	"--update-baseline: a test script without a count line is a warning"
+
+# 2b. A task whose base image carries a harness label (an ssebench.run of a decoy): the
+# Dockerfile reads clean, the built image does not; the run refuses before any container.
+labeled=$REG/labeled-base-$$:1
+printf 'FROM %s/base-generic-c:%s\nLABEL ssebench.run=decoy-run\n' "$REG" "$VER" |
+	$DOCKER build -q -t "$labeled" - >/dev/null 2>&1 || bail "cannot build the labelled base"
+TINY_SAVED=$TINY
+TINY=$SB_TMP/tiny-labeled
+make_tiny verifytest-labeled no
+sed -i "s|^FROM .*|FROM \${SSEBENCH_REGISTRY}/labeled-base-$$:1|" "$TINY/verifytest-labeled/Dockerfile"
+run_cmd r "$SSEBENCH" dataset validate --local "$TINY"
+is "$r_rc" 0 "a task FROM a labelled base: its Dockerfile validates"
+run_cmd r "$SSEBENCH" run --local "$TINY" --task verifytest-labeled --agent dummy --timeout 300
+is "$r_rc" 1 "a task whose image carries ssebench.run: the run refuses it"
+like "$r_err" "carries the label 'ssebench.run'" "and names the label"
+is "$($DOCKER ps -aq --filter label=ssebench.run=decoy-run | wc -l)" 0 \
+	"no container of that run was made"
+TINY=$TINY_SAVED
+$DOCKER rmi -f "$labeled" >/dev/null 2>&1
 
 # 3. The pilot subset.
 if [ -z "$TASKS" ]; then

@@ -356,7 +356,7 @@ like "$(jget 'r["patch_result"]["error_msg"]')" '^Exception: POST /prepare_gradi
 is "$(patch_summary | cut -d'|' -f2-6)" "null|null|null|null|null" "unreachable: no check ran"
 is "$(runtime_summary)" "0|true|false|137" \
 	"unreachable: AGENT_EXIT_STATUS, SSE_METRIC_AGENT_TIMEOUT; a malformed AGENT_DURATION is 0"
-like "$ev_err" 'TIMEOUT: .*using 1800 s' "unreachable: a malformed TIMEOUT warns and uses 1800 s"
+like "$ev_err" "TIMEOUT='forever': not a decimal number, using 1800 s" "unreachable: a malformed TIMEOUT warns and uses 1800 s"
 like "$ev_err" 'AGENT_DURATION: .*using 0' "unreachable: a malformed AGENT_DURATION warns"
 like "$ev_out" '^\[result\] Not graded: Exception: ' "unreachable: [result] Not graded"
 

@@ -117,6 +117,10 @@ label_ssebench() { printf 'LABEL ssebench.run=20991231-000000-abcdef\n' >>Docker
 broken label_ssebench "t1/Dockerfile:8:1: a task's image may not carry ssebench.\\* labels"
 label_ssebench_via_arg() { printf 'ARG L=SSEBench.Run\nLABEL "${L}"="x"\n' >>Dockerfile; }
 broken label_ssebench_via_arg "t1/Dockerfile:9:1: a task's image may not carry ssebench.\\* labels"
+label_ssebench_quoted() { printf 'LABEL "ssebench".run=x ssebench\\.job=y ssebench"".x=1\n' >>Dockerfile; }
+broken label_ssebench_quoted "t1/Dockerfile:8:1: a task's image may not carry ssebench.\\* labels"
+label_ssebench_onbuild() { printf 'ONBUILD LABEL ssebench.sidecar-role=task\n' >>Dockerfile; }
+broken label_ssebench_onbuild "t1/Dockerfile:8:1: a task's image may not carry ssebench.\\* labels"
 
 language_mismatch() { sed -i 's|base-generic-c:|base-generic-go:|' Dockerfile; }
 broken language_mismatch "t1/Dockerfile:2:1: the base image 'base-generic-go:0.1.0' does not match the config's language 'c'"
