@@ -2,7 +2,8 @@
 /*
  * config.c: the daemon's configuration: environment, users, the task, the public view.
  *
- * Every value comes from the environment the entrypoint gives the daemon (upstream §3.9).
+ * Every value comes from the environment the entrypoint gives the daemon (docs/daemon.md,
+ * "Environment"; upstream's names: docs/upstream.md, "Settings and environment variables").
  * A bad difficulty stops the daemon (exit 2): a run whose gate is unknown must not start.
  * A bad limit falls back to its default, never to "unlimited".
  */
@@ -84,8 +85,9 @@ filtered_env(void)
 	/*
 	 * The root-only paths go too (results, secrets, the daemon's state, the pristine repo):
 	 * the scripts and the bash tool run code the agent wrote, and their environment must
-	 * tell it no more than the agent's own (integrity-model: "sse-runner cannot read ...
-	 * the run's results"; entrypoint/supervise.c:agent_env drops the same names).
+	 * tell it no more than the agent's own (docs/daemon.md, "Bencher actions": the
+	 * runner reads none of the run's results; entrypoint/supervise.c:agent_env drops the same
+	 * names).
 	 */
 	static const char *const drop_exact[] = { "HOME", "USER", "LOGNAME", "TMPDIR", "PWD",
 		"OLDPWD", "SHLVL", "_", "LD_PRELOAD", "LD_AUDIT", "MAIL", "SSE_RESULTS",
@@ -133,7 +135,8 @@ task_file_json(int bench_fd, const char *rel)
 
 /*
  * GET /project: the public view only. The run script, the patch, the hidden tests, the PoC
- * contents, commits and links stay out (upstream §3.3); PoCs appear as paths.
+ * contents, commits and links stay out (docs/upstream.md, "The daemon's API"); PoCs appear
+ * as paths.
  */
 static json_t *
 public_view(const struct dconf *c, int bench_fd)

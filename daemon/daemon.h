@@ -155,8 +155,9 @@ json_t *dreq_from_client(enum dreq_type type, const char *action, const char *si
     const char *body, size_t len);
 
 /*
- * The access rules (integrity-model's endpoint table, upstream §3.4 for the gate): 0 if the
- * request may go ahead, else an HTTP status and a fixed message. req is canonical.
+ * The access rules (docs/daemon.md, "Endpoints"; the gate: docs/upstream.md, "Difficulty
+ * levels"): 0 if the request may go ahead, else an HTTP status and a fixed message. req is
+ * canonical.
  */
 unsigned dreq_policy(const struct dpolicy *p, enum dchannel ch, enum dreq_type t, json_t *req,
     const char **ret_msg);

@@ -34,7 +34,7 @@ int grading_patch(const struct sb_task_config *t, const char *diff, size_t len,
     const struct sb_git_file *files, size_t nfiles, struct sb_buf *out, json_t **ret_reverted,
     struct sb_error **err);
 
-/* The patch's scope (docs/grading.md, "Patch scope"): a JSON object. */
+/* The patch's scope (docs/grading.md, "The patch scope"): a JSON object. */
 json_t *grading_scope(const struct sb_task_config *t, const char *diff,
     const struct sb_git_file *files, size_t nfiles);
 

@@ -4,7 +4,7 @@
  *
  * A single-threaded loop (no threads: it forks) that owns the run's state — the agent
  * phase, the queues, the workspaces — and answers requests from the two fronts. Which
- * front a request came from decides what it may do (integrity-model: the endpoint table):
+ * front a request came from decides what it may do (the table in docs/daemon.md, "Endpoints"):
  * the agent channel never gets the reference patch, grading, the agent_exited switch, a
  * withheld check, or any tool after the agent phase. The fronts apply the same rules
  * first; the helper does not rely on them.
@@ -236,7 +236,8 @@ job_start(struct helper *h, struct job *j)
 		 * test carries their output, which the next check's code could fill with what the
 		 * last one left. So before a check whose output the agent sees, if a check on
 		 * hidden material ran since, the runner starts over: its processes killed, every
-		 * file of it removed, a new home (integrity.md, "cannot void, spoil or leak").
+		 * file of it removed, a new home (docs/integrity.md,
+		 * "The agent cannot void, spoil or leak its own grade").
 		 * The build run_poc would use goes too: run_poc after that needs a new build.
 		 */
 		if (!hidden && h->hidden_ran) {

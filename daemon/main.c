@@ -40,10 +40,10 @@ usage(FILE *out)
 }
 
 /*
- * The directory of a Unix socket must be what we expect before we bind in it (STYLE.md rule
- * 15): for the admin socket, a root-owned directory nobody else may enter (created 0700 if
- * missing); for the agent socket, a root-owned directory, or a sticky one like /tmp, so
- * that nobody else can move or replace the socket once it exists.
+ * The directory of a Unix socket must be what we expect before we bind in it
+ * (docs/design.md, "Sockets"): for the admin socket, a root-owned directory nobody else may enter
+ * (created 0700 if missing); for the agent socket, a root-owned directory, or a sticky one like
+ * /tmp, so that nobody else can move or replace the socket once it exists.
  */
 static int
 check_socket_dir(const char *sock, bool private, struct sb_error **err)

@@ -4,7 +4,7 @@
  * the helper, the unit tests and the fuzzer all use the same code.
  *
  *   dreq_from_client: a client's query values and body -> the canonical request (or 400);
- *   dreq_policy:      who may do what, when (the integrity model's endpoint table).
+ *   dreq_policy:      who may do what, when (the table in docs/daemon.md, "Endpoints").
  */
 #include "config.h"
 

@@ -5,7 +5,7 @@
  * A front owns no state: it authenticates the connection (the run's token on TCP, uid 0 on
  * the admin socket), routes the request, bounds and checks its body, and forwards anything
  * beyond the static public view to the helper. Error replies are fixed texts; nothing a
- * client sent is echoed back (STYLE.md rule 16).
+ * client sent is echoed back (docs/design.md, "Parsing untrusted input").
  */
 #include "config.h"
 
@@ -289,8 +289,8 @@ front_run(const struct dconf *c, const struct front_listener *ls, size_t n, int 
 		lc[i].kind = ls[i].kind;
 		/*
 		 * One thread per connection, so a long tool call only blocks its own connection;
-		 * every limit set explicitly (STYLE.md rule 15). The per-IP limit only means
-		 * something on TCP.
+		 * every limit set explicitly (docs/design.md, "Sockets"). The per-IP limit only
+		 * means something on TCP.
 		 */
 		d[i] = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			MHD_USE_POLL | MHD_USE_ERROR_LOG,

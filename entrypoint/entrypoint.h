@@ -33,7 +33,7 @@
 #define EP_KEY_WAIT_S		    60	   /* the CLI's word on the proxy key, before grading */
 
 /*
- * Which container this entrypoint runs (sandbox-and-sidecar.txt). Sandbox: the one
+ * Which container this entrypoint runs (docs/sidecar.md). Sandbox: the one
  * container, daemon and agent together. Sidecar: the task container runs the daemon and
  * holds the task; the agent container runs the agent and the evaluator. The two meet
  * through the daemon's sockets and hand each other their isolation records through files

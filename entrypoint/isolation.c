@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * isolation.c: a run establishes its isolation before it is worth scoring
- * (fail-closed-verdict-pr.txt: "a run that could not establish its claimed isolation does
- * not score at all"; integrity-model.txt, "Testing the protections").
+ * (docs/design.md, "Fail closed": a run that cannot show the isolation it claims gets no
+ * score; docs/integrity.md, "The fail-closed verdict").
  *
  * Before the agent starts and again before grading, the entrypoint runs itself in probe
  * mode (`ssebench-entrypoint --isolation-probe ROLE PHASE`) as the agent user and as the
@@ -321,7 +321,8 @@ probe_daemon(const char *phase)
  *     network reaches it and is refused; from an internal network it is dropped. Docker
  *     gives internal networks a default route all the same, so no route table can tell.
  *   - host_unreachable: the host's address on this network (SSE_NET_GATEWAY), which the
- *     CLI's guard drops (docker-feasibility §4: internal networks still reach the host).
+ *     CLI's guard drops (an internal network still reaches the host: docs/running.md,
+ *     "A network of its own").
  * A connection or a refusal means reachable; silence, or "unreachable", means not. Only the
  * addresses the CLI names are tried, never a guess: no packet is meant for anyone else.
  */
@@ -744,9 +745,9 @@ list_tree(struct sb_buf *b, enum sb_iso_prop prop, const char *path, unsigned *b
 }
 
 /*
- * The runner must not reach the hidden files the config names (integrity-model: the
- * reference patch, the hidden tests, the PoCs, the config), though it may read the build
- * and test scripts the daemon shares with its group. Without a config we can read, it gets
+ * The runner must not reach the hidden files the config names (the reference patch, the
+ * hidden tests, the PoCs, the config: docs/daemon.md, "Bencher actions"), though it may read the
+ * build and test scripts the daemon shares with its group. Without a config we can read, it gets
  * the whole task folder to try, which fails closed.
  */
 static void

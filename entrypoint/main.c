@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * main.c: ssebench-entrypoint, PID 1 of the task container (upstream-reference.md §4).
+ * main.c: ssebench-entrypoint, PID 1 of the task container (docs/entrypoint.md; upstream's:
+ * docs/upstream.md, "The entrypoint").
  *
  * Order of operations, each step failing closed before anything untrusted runs:
  *   1. the command line; root; subreaper and signals (supervise.c), before any fork;
@@ -13,7 +14,8 @@
  *      grading;
  *   7. keep-alive if asked; cleanup; the agent's exit status.
  * Exit status: the agent's (0..255), 124 on its timeout, 1 for our own failures or a stop
- * signal before the end, 0 for a stop signal in keep-alive (upstream §4.4).
+ * signal before the end, 0 for a stop signal in keep-alive (docs/upstream.md, "The
+ * entrypoint").
  */
 #include "config.h"
 
@@ -182,7 +184,7 @@ load_config(struct ep_config *c, struct sb_error **err)
 	c->proxy_key = v != NULL && strcmp(v, "1") == 0;
 	/*
 	 * What the run claims. Each default claims the most, so a missing variable can only
-	 * make a run harder to score, never easier (fail-closed-verdict).
+	 * make a run harder to score, never easier (docs/design.md, "Fail closed").
 	 */
 	v = secure_getenv("SSE_EGRESS");
 	c->egress_restricted = v == NULL || strcmp(v, "open") != 0;
@@ -375,7 +377,7 @@ open_dir_checked(const char *path, struct stat *ret_st, struct sb_error **err)
 
 /*
  * The results directory holds the grade and the logs. Its parent is made 0700 root
- * (integrity-model: "The parent of the results directory is 0700 root"), so neither the
+ * (docs/design.md, "Layout of a run container"), so neither the
  * agent nor the runner can reach anything in it, whoever owns the run directory on the
  * host. A world-writable or sticky parent (/tmp) is refused rather than closed: making it
  * 0700 would break every other user of it.
@@ -850,14 +852,15 @@ main(int argc, char **argv)
 	}
 	/*
 	 * A run that cannot establish its isolation is not scored, so the agent does not run
-	 * (fail-closed-verdict): its result names every property that failed.
+	 * (docs/design.md, "Fail closed"): its result names every property that failed.
 	 */
 	if (!ep_isolation_establish(&ep, SB_ISO_BEFORE_AGENT) && ep.cfg.isolation_enforced) {
 		ep_write_unscored_result(&ep, SB_ISO_BEFORE_AGENT, NULL);
 		return fail(&ep, NULL);
 	}
-	/* The agent's test_patch tool: a run whose MCP server does not start fails (upstream
-	 * §4.4), rather than leaving the agent without the tool it was promised. */
+	/* The agent's test_patch tool: a run whose MCP server does not start fails
+	 * (docs/upstream.md, "The entrypoint"), rather than leaving the agent without the tool it
+	 * was promised. */
 	if (ep_start_mcp(&ep, &err) < 0)
 		return fail(&ep, &err);
 	r = ep_run_agent(&ep, &ar, &err);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sidecar.c: the two halves of a sidecar run (sandbox-and-sidecar.txt, "Sidecar mode").
+ * sidecar.c: the two halves of a sidecar run (docs/sidecar.md, "What a run does").
  *
  * The task container (--sidecar-task) holds the task and runs the daemon; the agent
  * container (--sidecar-agent) runs the agent, then the evaluator over the admin socket.
@@ -9,12 +9,12 @@
  * where the agent really runs. The task side writes its record to the results directory
  * (EP_SIDECAR_TASK_RECORD); the agent side folds it into its own (sb_iso_merge_json), so a
  * property broken on either side fails the run, and a side that never reported leaves its
- * properties unchecked, which fails it too (fail-closed-verdict).
+ * properties unchecked, which fails it too (docs/design.md, "Fail closed").
  *
  * The hand-over happens through files in the results directory because it is the one place
  * both entrypoints reach and neither the agent nor the runner can: its parent is 0700 root
- * in both containers (integrity-model: "The parent of the results directory is 0700
- * root"). Nothing the agent writes can forge a record or end a phase early.
+ * in both containers (docs/design.md, "Layout of a run container"). Nothing the agent writes can
+ * forge a record or end a phase early.
  */
 #include "config.h"
 
@@ -54,7 +54,7 @@ ep_role_name(enum ep_role role)
  * The directory of both sockets, on the volume the two containers share: root's, mode
  * 0711. The agent may pass through it to connect to the agent socket; it may not list it,
  * and it may not create, rename or remove anything in it, so it can neither move a socket
- * nor put a server of its own in the daemon's place (sandbox-and-sidecar.txt, "Security
+ * nor put a server of its own in the daemon's place (docs/sidecar.md, "Security
  * properties"). The admin socket lives one directory further down, in a 0700 directory the
  * daemon makes and checks. Whatever mode the volume came with, it is set here, through a
  * descriptor, on a directory that is really one (a link is refused).
@@ -151,7 +151,7 @@ ep_sidecar_task(struct ep *ep)
 	}
 	/*
 	 * The record is written whatever it says: the agent container reads it and, if a
-	 * property failed here, does not run the agent (fail-closed-verdict).
+	 * property failed here, does not run the agent (docs/design.md, "Fail closed").
 	 */
 	(void)ep_isolation_establish(ep, SB_ISO_BEFORE_AGENT);
 	ep_log(SB_LOG_INFO, "waiting for the agent container to end the agent phase");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * supervise.c: the entrypoint's children and signals (STYLE.md rules 12, 13 and 19).
+ * supervise.c: the entrypoint's children and signals (docs/design.md, "Starting processes",
+ * "Dropping privileges" and "Signals").
  *
  * As PID 1 (or, in tests, as a subreaper) we inherit every orphan of the container, so one
  * loop reaps every zombie, ours or not, as soon as SIGCHLD says there is one. SIGTERM,
@@ -749,9 +750,9 @@ ep_run_agent(struct ep *ep, struct ep_agent_result *ret, struct sb_error **err)
 	/*
 	 * sb_cmd's child, in this order: default signals, setsid, stdio, fchdir to the
 	 * directory opened at start-up, RLIMIT_CORE 0, the drop to the agent's uid/gid with no
-	 * groups, no capabilities and no_new_privs (sb_priv_drop, STYLE.md rule 13), the
-	 * parent-death signal (after the drop, which clears it), close-on-exec for every other
-	 * descriptor, the seccomp filter last, execve.
+	 * groups, no capabilities and no_new_privs (sb_priv_drop; docs/design.md, "Dropping
+	 * privileges"), the parent-death signal (after the drop, which clears it), close-on-exec
+	 * for every other descriptor, the seccomp filter last, execve.
 	 */
 	cmd.path = prog;
 	cmd.argv = ep->agent_argv;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * grade.h: the pure half of ssebench-evaluator. What the checks found, the first-failure
- * bookkeeping, the verdict (upstream-reference.md §5.4, with the timeout fix described in
+ * bookkeeping, the verdict (docs/upstream.md, "Grading", with the timeout fix described in
  * docs/evaluator.md) and the result.json document. No I/O here: main.c talks to the daemon
  * and writes the file; everything below can be driven from a test with plain values.
  */
@@ -107,7 +107,7 @@ char *grade_cap_log(const char *log, size_t len, size_t max);
 bool grade_fail(struct grade *g, const char *msg, const char *log);
 
 /*
- * The agent's patch does not apply to the pristine tree (upstream §5.2 step 1): build,
+ * The agent's patch does not apply to the pristine tree (docs/upstream.md, "Grading"): build,
  * functional and intent checks are false, the PoC fields stay null, and the first failure
  * is "Patch apply failed" with msg (the daemon's git output) as its log.
  */
@@ -195,9 +195,9 @@ enum grade_status grade_verdict(struct grade *g);
 const char *grade_status_name(enum grade_status s);
 
 /*
- * The result.json document (upstream §1.8, §5.3) for a graded g and rt, a new reference.
- * Checks that did not run are null; so are the PoC fields of a PoC check cut short with no
- * failing PoC (its count would claim a failure nobody saw).
+ * The result.json document (docs/upstream.md, "Result files") for a graded g and rt, a new
+ * reference. Checks that did not run are null; so are the PoC fields of a PoC check cut
+ * short with no failing PoC (its count would claim a failure nobody saw).
  */
 json_t *grade_result_json(const struct grade *g, const struct grade_runtime *rt);
 

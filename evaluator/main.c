@@ -3,7 +3,7 @@
  * main.c: ssebench-evaluator, the grader that runs after the agent phase.
  *
  * It runs as root in the task container, started by the entrypoint, and grades through the
- * daemon's admin socket, which no difficulty level gates (upstream-reference.md §5.2):
+ * daemon's admin socket, which no difficulty level gates (docs/upstream.md, "Grading"):
  * prepare_grading (capture the agent's patch and apply it to the pristine tree), then the
  * task's checks in upstream's order (build, every PoC, functional test, intent test), each
  * call bounded by what is left of the TIMEOUT budget. The verdict and result.json come from
@@ -422,8 +422,8 @@ count_tests(struct evaluator *ev, bool intent, const struct run *r)
 }
 
 /*
- * The grading pipeline (upstream §5.2). Returns -1 when grading had to stop (the budget ran
- * out, or the daemon failed us): what was found so far stays in ev->g.
+ * The grading pipeline (docs/upstream.md, "Grading"). Returns -1 when grading had to stop (the
+ * budget ran out, or the daemon failed us): what was found so far stays in ev->g.
  */
 static int
 grade_all(struct evaluator *ev, struct sb_error **err)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * main.c: ssebench-mcp, the MCP server of a run (upstream-reference §6): Streamable HTTP at
+ * main.c: ssebench-mcp, the MCP server of a run (docs/mcp.md): Streamable HTTP at
  * POST /mcp, JSON-RPC 2.0, one tool (test_patch). Every reply is a single JSON object
  * (application/json), which the transport allows in place of an SSE stream; GET /mcp, the
  * optional server-to-client stream, is answered 405 as the transport says a server without
@@ -153,7 +153,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return SB_EXIT_USAGE;
 	}
-	/* A bad level stops the server (upstream §6): the entrypoint then fails the run. */
+	/* A bad level stops the server (docs/upstream.md, "The MCP server"): the entrypoint then
+	 * fails the run. */
 	v = secure_getenv("SSE_DIFFICULTY");
 	cfg.level = 2;
 	if (v != NULL && *v != '\0') {

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mcp.h: ssebench-mcp, the MCP server a run's agent checks its work with (upstream-reference
- * §6). It speaks MCP over Streamable HTTP at /mcp and offers one tool, test_patch, which
- * runs the checks the difficulty level allows through the daemon's agent-facing socket. It
- * is a client of that socket and nothing more: the daemon's gate applies to it as to any
- * other client, so a bug here can never hand out a check the level withholds.
+ * mcp.h: ssebench-mcp, the MCP server a run's agent checks its work with (docs/mcp.md;
+ * upstream's: docs/upstream.md, "The MCP server"). It speaks MCP over Streamable HTTP at /mcp and
+ * offers one tool, test_patch, which runs the checks the difficulty level allows through the
+ * daemon's agent-facing socket. It is a client of that socket and nothing more: the daemon's gate
+ * applies to it as to any other client, so a bug here can never hand out a check the level
+ * withholds.
  */
 #ifndef SB_MCP_H
 #define SB_MCP_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * testpatch.c: the test_patch tool (upstream-reference §6). The checks run in the order
+ * testpatch.c: the test_patch tool (docs/mcp.md, "test_patch"). The checks run in the order
  * build, PoCs (stopping at the first that still triggers the bug), intent tests, functional
  * tests (covered when the intent tests passed); the headline names the first failure by the
  * precedence build, functional, PoCs, intent. Every check goes through the daemon's

@@ -24,7 +24,7 @@ else
 fi
 
 # The proxy, the run's key and model, and every switch that would reach anywhere else off
-# (integrity-and-egress: "Agents without internet").
+# (docs/agents.md, "Offline: the switches each bundled agent sets").
 export ANTHROPIC_BASE_URL=$SSE_BASE_URL ANTHROPIC_AUTH_TOKEN=$SSE_API_KEY
 unset ANTHROPIC_API_KEY
 export ANTHROPIC_MODEL=$SSE_MODEL_NAME ANTHROPIC_DEFAULT_OPUS_MODEL=$SSE_MODEL_NAME \

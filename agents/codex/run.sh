@@ -11,7 +11,7 @@ here=/opt/ssebench-agent/codex
 
 # Its configuration goes to $HOME (CODEX_HOME), never into the source tree. The key stays
 # in the environment (env_key): it is not written to the file. Update checks, analytics and
-# metrics are off (integrity-and-egress: "Agents without internet").
+# metrics are off (docs/agents.md, "Offline: the switches each bundled agent sets").
 export CODEX_HOME=$HOME/.codex
 mkdir -p "$CODEX_HOME"
 {

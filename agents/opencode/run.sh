@@ -37,7 +37,7 @@ cat >"$conf/ssebench.json" <<JSON
 JSON
 export OPENCODE_CONFIG=$conf/ssebench.json
 # Update checks, the models.dev catalogue, default plugins and language-server downloads off
-# (integrity-and-egress: "Agents without internet").
+# (docs/agents.md, "Offline: the switches each bundled agent sets").
 export OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1 \
 	OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1
 

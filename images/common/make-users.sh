@@ -3,9 +3,9 @@
 # make-users.sh [--with-runner]: run once, as root, when an image that runs an agent is built
 # (the sandbox tool layer, the sidecar task and agent images). The user `model` (uid 1000)
 # is created fresh, with no supplementary groups, removing whatever uid-1000 user the base
-# image had (and its sudo/adm membership): integrity-model, "the agent runs as model ...
-# created fresh with no supplementary groups". With --with-runner, also sse-runner and
-# sse-daemon, the uids the daemon runs task scripts and its own workers under.
+# image had (and its sudo/adm membership): docs/design.md, "Processes and users in a run". With
+# --with-runner, also sse-runner and sse-daemon, the uids the daemon runs task scripts and its own
+# workers under.
 set -eu
 say() { printf 'make-users: %s\n' "$*"; }
 die() { printf 'make-users: error: %s\n' "$*" >&2; exit 1; }
@@ -48,7 +48,8 @@ chmod 0755 /home/model
 # Fixed uids above Debian's UID_MAX (60000) and below nobody: useradd on a host never hands
 # them out, so no host account shares them. A uid is one identity across the host and every
 # container (no user namespaces): kill(-1) by a host process of that uid, or the per-uid
-# RLIMIT_NPROC count, would otherwise reach into a run (integrity-model: "a dedicated uid").
+# RLIMIT_NPROC count, would otherwise reach into a run (docs/design.md, "Processes and users
+# in a run").
 if [ "$with_runner" = 1 ]; then for spec in sse-runner:60991 sse-daemon:60992; do
 	u=${spec%%:*}
 	id=${spec#*:}

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # setup-tool-layer.sh SOURCE_DIR: run once, as root, when the tool layer is built on a
-# case image. What it does keeps the answer out of the agent's reach (image-layers steps
-# 1-4, integrity-model):
+# case image. What it does keeps the answer out of the agent's reach (docs/images.md, "Tool
+# layer"; docs/integrity.md, "Inside a run (images, entrypoint, evaluator)"):
 #   1. the source as the case image built it goes to /ssebench-repo, root-only (0700);
 #   2. the user `model` (uid 1000) is created fresh, with no supplementary groups, removing
 #      whatever uid-1000 user the base image had (and its sudo/adm membership); the users

@@ -5,7 +5,7 @@
 # Runs as root in a throwaway container made from a task's tool image (`--network none`,
 # `--rm`), with this directory mounted read-only. The task's files are in /ssebench and the
 # agent's tree in $SSE_SOURCE, as in a run. It does what the daemon does for a grading
-# (upstream §2.4), minus the daemon:
+# (docs/upstream.md, "Task scripts"), minus the daemon:
 #   1. the leak scan over the agent's tree: no debian/patches or .pc directory, and no file
 #      holding every distinctive added line of a hunk of the fix;
 #   2. a copy of the tree owned by sse-runner, build.sh in it, then each PoC REPEAT times
@@ -196,9 +196,9 @@ fi
 
 # --- the runner's side -----------------------------------------------------------------
 
-# Support directories (upstream §2.4, as the daemon decides them): a top-level
-# /ssebench/<name> that a script names by absolute path, holding none of the hidden files
-# (the fix, hidden tests, PoCs), is readable by the runner in place.
+# Support directories (docs/upstream.md, "Task scripts", as the daemon decides them): a
+# top-level /ssebench/<name> that a script names by absolute path, holding none of the
+# hidden files (the fix, hidden tests, PoCs), is readable by the runner in place.
 holds_hidden() { # NAME
 	printf '%s%s%s\n' "$patch" "$nl" "$hidden$pocs" | while IFS= read -r h; do
 		case $h in "$1" | "$1"/*) echo yes ;; esac

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * argv.h: struct sb_argv, a NULL-terminated vector of strings for argv and envp
- * (STYLE.md rule 10).
+ * (docs/design.md, "Bounded buffers").
  *
  * v is never NULL and v[n] is always NULL, so a vector can go straight to execve. The
  * vector owns its strings.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * banned.h: functions that must not be used in ssebench (STYLE.md rule 11).
+ * banned.h: functions that must not be used in ssebench (docs/design.md, "Banned functions").
  *
  * Each one is redefined to an identifier that does not exist, so a call fails to compile
  * (configure adds -Werror=implicit-function-declaration) with the reason in the name.

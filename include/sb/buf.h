@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * buf.h: struct sb_buf, a growable byte string with a hard maximum (STYLE.md rule 10).
+ * buf.h: struct sb_buf, a growable byte string with a hard maximum (docs/design.md,
+ * "Bounded buffers").
  *
  * b->s is never NULL and always NUL-terminated, so it can be printed at any time, even
  * before the first append. Every append that would take the length past b->max fails with

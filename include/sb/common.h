@@ -2,9 +2,9 @@
 /*
  * common.h: what every file of ssebench includes after config.h.
  *
- * Cleanup attributes and ownership transfer (STYLE.md rule 9), the EINTR retry macro
- * (rule 18) and, last of all, banned.h (rule 11), so that a banned function used anywhere
- * after this point fails to compile.
+ * Cleanup attributes and ownership transfer (docs/design.md, "Cleanup and ownership"), the
+ * EINTR retry macro ("Descriptors") and, last of all, banned.h ("Banned functions"), so
+ * that a banned function used anywhere after this point fails to compile.
  */
 #ifndef SB_COMMON_H
 #define SB_COMMON_H

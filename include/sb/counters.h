@@ -8,8 +8,8 @@
  * when it runs again, or that a run next to it reads while it runs. Measured by the
  * red-team reviews: ext4's per-disk counters carried the PoC in 12 calls, the host disk's
  * sector counts and /proc/vmstat's page counts carried the hidden test, 4 bits a call
- * (tests/integrity/README.md). Nothing a run does needs them. docs/integrity.md, "Disk
- * and page counters".
+ * (tests/integrity/README.md). Nothing a run does needs them. docs/integrity.md, "The agent
+ * cannot void, spoil or leak its own grade" (the row on activity counters).
  */
 #ifndef SB_COUNTERS_H
 #define SB_COUNTERS_H

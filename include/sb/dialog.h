@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dialog.h: writing an agent's session record, $SSE_ARCHIVE/dialog.jsonl (the dialog
- * protocol, upstream-reference §8.2).
+ * protocol: docs/upstream.md, "The session record").
  *
  * One JSON object per line, each with "seq" (0, 1, 2, ... in file order), "ts" (ISO 8601
  * UTC, milliseconds) and "type" (init, prompt, message, thinking, tool, complete), then the
@@ -10,7 +10,7 @@
  * another writer has changed it, and writes the line with one write(2).
  *
  * The record is the agent's own account of its session, written as the agent: it is shown,
- * never trusted for grading (upstream weakness 21).
+ * never trusted for grading (docs/upstream.md, "Known weaknesses and our answers", 21).
  */
 #ifndef SB_DIALOG_H
 #define SB_DIALOG_H

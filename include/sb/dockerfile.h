@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dockerfile.h: enough of a Dockerfile parser to check a task's Dockerfile statically
- * (upstream-reference.md §2.6): instructions with their line, FROM/ARG/ENV/WORKDIR values,
- * and COPY/ADD sources and destinations, with variable substitution.
+ * (docs/upstream.md, "Dataset validation"): instructions with their line, FROM/ARG/ENV/WORKDIR
+ * values, and COPY/ADD sources and destinations, with variable substitution.
  *
  * It follows the syntax the Docker 20.10 engine here accepts: parser directives
  * (# escape=, # syntax=), line continuations with the escape character, comment lines

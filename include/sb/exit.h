@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * exit.h: every exit status ssebench's programs use (STYLE.md rule 8).
+ * exit.h: every exit status ssebench's programs use (docs/design.md, "Exit statuses").
  *
  * Where the upstream contract fixes a number it wins (CLI user error 1, interrupted 130,
  * daemon bad difficulty 2, runs not found 3 / ambiguous 4); the rest are the numbers

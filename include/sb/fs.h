@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * fs.h: file access below a directory fd, without following the way out (STYLE.md rule 17).
+ * fs.h: file access below a directory fd, without following the way out (docs/design.md,
+ * "Untrusted trees").
  *
  * Trees that someone else controls (a task folder, the agent's source tree, a results
  * directory the agent could plant links in) are only touched through these functions.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * git.h: patch capture with libgit2 (the daemon's /diff, /files, final.patch and commits.log;
- * upstream-reference section 3.6).
+ * docs/upstream.md, "Patch capture").
  *
  * The agent edits a source tree whose repository holds one commit, the base. At any time the
  * harness must be able to say what the agent changed, as a git patch against that base:

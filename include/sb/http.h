@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http.h: a small HTTP client (libcurl) for the daemon's API: over a Unix socket or TCP,
- * with a timeout on every call and a cap on the reply (STYLE.md rule 16).
+ * with a timeout on every call and a cap on the reply (docs/design.md, "Parsing untrusted
+ * input").
  */
 #ifndef SB_HTTP_H
 #define SB_HTTP_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * json.h: jansson with our limits (STYLE.md rule 16).
+ * json.h: jansson with our limits (docs/design.md, "Parsing untrusted input").
  *
  * Loading always rejects duplicate keys (the second value would silently win otherwise),
  * checks the nesting depth against SB_JSON_DEPTH_MAX, and refuses a body larger than the

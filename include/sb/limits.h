@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * limits.h: every bound on untrusted input, in one place (STYLE.md rule 16).
+ * limits.h: every bound on untrusted input, in one place (docs/design.md, "Parsing untrusted
+ * input").
  *
  * A parser takes its limit from here by name, so a reviewer can see at a glance what any
  * input may cost. docs/limits.md is generated from them (tools/limits-doc.c): a constant

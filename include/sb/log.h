@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * log.h: diagnostics for people (STYLE.md rules 6 and 20).
+ * log.h: diagnostics for people (docs/design.md, "Error contract" and "Logging").
  *
  * Only main()-level and request-level code logs; library code returns errors. Each message
  * is one line: the whole formatted text is escaped (control bytes, invalid UTF-8), so a

@@ -2,8 +2,9 @@
 /*
  * mem.h: allocation that cannot fail.
  *
- * Running out of memory aborts the process (STYLE.md rule 7): an untested recovery path is
- * worse than a clean abort, and every size we allocate is bounded by limits.h first.
+ * Running out of memory aborts the process (docs/design.md, "Error contract"): an untested
+ * recovery path is worse than a clean abort, and every size we allocate is bounded by limits.h
+ * first.
  */
 #ifndef SB_MEM_H
 #define SB_MEM_H

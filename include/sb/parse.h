@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * parse.h: bounded parsing of numbers and identifiers (STYLE.md rule 16).
+ * parse.h: bounded parsing of numbers and identifiers (docs/design.md, "Parsing untrusted
+ * input").
  *
  * Every integer that comes from outside goes through sb_parse_u64/sb_parse_i64 with an
  * explicit range: no sign where none is allowed, no trailing junk, no empty string, no

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * priv.h: the one privilege-drop function, and seccomp filters (STYLE.md rule 13).
+ * priv.h: the one privilege-drop function, and seccomp filters (docs/design.md, "Dropping
+ * privileges").
  *
  * sb_priv_drop() runs in a forked child between fork and exec, so it is async-signal-safe:
  * raw prctl/setgroups/setres[ug]id/capset system calls, no allocation. Everything it needs

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * prompt.h: the task prompt an agent is given (upstream-reference §7, `sse.prompt`).
+ * prompt.h: the task prompt an agent is given (upstream's `sse.prompt`: docs/upstream.md,
+ * "The SDK and the task prompt").
  *
  * It is built from the daemon's public view (GET /project) and nothing else, so it can never
  * carry the reference patch, the hidden tests, the PoC files, the run script, the upstream

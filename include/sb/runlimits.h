@@ -4,8 +4,8 @@
  *
  * One table holds each limit's setting, Docker flag, default and accepted range; the CLI
  * resolves a user's value through it and tools/limits-doc prints docs/limits.md from it, so
- * the documented limits are the enforced ones (fail-closed-verdict: "the documented limits
- * table is generated from the same constants the runner uses").
+ * the documented limits are the enforced ones (docs/integrity.md, "Resource limits": the
+ * limits page is generated from the same constants the runner uses).
  *
  * Fail closed: a value that is empty, not a number, zero, negative, NaN, infinite or out of
  * range falls back to the default, never to "unlimited" (Docker reads 0 or -1 as no limit).

@@ -15,7 +15,7 @@
  *     /dev, its writable places and the few places it is given (`bound`) mounted in at the
  *     same paths, and no /sys. Code that runs next to hidden material then cannot touch a
  *     page the agent can read, so the page cache carries nothing from one to the other
- *     (docs/integrity.md, "the scripts' own root");
+ *     (docs/images.md, "Tool layer", step 6);
  *   - every mount read-only, but the places it is given to write (bind-mounted onto
  *     themselves first, so they stay writable);
  *   - a fresh tmpfs on each private temporary directory (/tmp, /var/tmp, /dev/shm): nothing

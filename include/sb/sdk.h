@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sdk.h: the client side of the daemon's agent-facing API (upstream-reference §3.3, §7), for
- * programs that run next to the agent: the `sse` command, the MCP server, agent wrappers.
+ * sdk.h: the client side of the daemon's agent-facing API (docs/upstream.md, "The daemon's
+ * API" and "The SDK and the task prompt"), for programs that run next to the agent: the `sse`
+ * command, the MCP server, agent wrappers.
  *
  * A client talks to the agent socket (SSE_DAEMON_SOCKET) or, when there is none, to the
  * daemon's TCP port (SSE_AGENT_DOCKER, "host:port", with SSE_DAEMON_TOKEN). Every call has a
- * timeout (upstream's SDK had none: known weakness 19) and a cap on the reply. A status
- * other than 2xx is an error carrying the daemon's own fixed error text: EACCES for 403 (the
- * difficulty gate, or a tool after the agent phase), ENOENT for 404, EIO otherwise.
+ * timeout (upstream's SDK had none: docs/upstream.md, "Known weaknesses and our answers", 19)
+ * and a cap on the reply. A status other than 2xx is an error carrying the daemon's own fixed
+ * error text: EACCES for 403 (the difficulty gate, or a tool after the agent phase), ENOENT
+ * for 404, EIO otherwise.
  */
 #ifndef SB_SDK_H
 #define SB_SDK_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sig.h: signal helpers (STYLE.md rule 19).
+ * sig.h: signal helpers (docs/design.md, "Signals").
  */
 #ifndef SB_SIG_H
 #define SB_SIG_H

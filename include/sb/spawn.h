@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * spawn.h: struct sb_cmd, the only way ssebench starts a process (STYLE.md rule 12).
+ * spawn.h: struct sb_cmd, the only way ssebench starts a process (docs/design.md, "Starting
+ * processes").
  *
  * No shell, ever: a program path and an argv vector, with an explicit environment (nothing
  * is inherited unless the caller copies it in). Stdin is /dev/null unless asked otherwise.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * task.h: a task's sse/config.yaml, in the strict schema of upstream-reference.md §2.2.
+ * task.h: a task's sse/config.yaml, in the strict schema of docs/task-format.md (upstream's:
+ * docs/upstream.md, "The task config").
  *
  * Unknown keys are errors (with the closest known key suggested), strings are stripped of
  * surrounding whitespace, every path is a safe relative path (path.h), and each problem is
@@ -81,7 +82,7 @@ const char *const *sb_task_protected_defaults(const struct sb_task_config *c);
 bool sb_task_path_protected(const struct sb_task_config *c, const char *path,
     const char **ret_pattern);
 
-/* The checks a task has (upstream §2.3), as flags. */
+/* The checks a task has (docs/upstream.md, "Checks a task has"), as flags. */
 enum sb_task_check {
 	SB_CHECK_BUILD = 1 << 0,	 /* scripts.build */
 	SB_CHECK_POC = 1 << 1,		 /* scripts.run and at least one files.poc */
@@ -93,9 +94,9 @@ unsigned sb_task_checks(const struct sb_task_config *c);
 const char *sb_task_check_name(enum sb_task_check check);
 
 /*
- * The bencher actions (upstream §3.4), as a type: a name from a request is parsed once, at
- * the front, and everything after switches on the value. There is no "other" action: a
- * name that is not one of these four is refused where it is parsed.
+ * The bencher actions (docs/upstream.md, "Difficulty levels"), as a type: a name from a request is
+ * parsed once, at the front, and everything after switches on the value. There is no "other"
+ * action: a name that is not one of these four is refused where it is parsed.
  */
 enum sb_action {
 	SB_ACTION_BUILD,
@@ -110,8 +111,8 @@ const char *sb_action_name(enum sb_action a);
 int sb_action_parse(const char *name, enum sb_action *ret);
 
 /*
- * The difficulty gate (upstream §3.4): does level 0..4 let the agent run action? 0
- * everything, 1 no intent test, 2 no PoCs, 3 build only, 4 nothing. Deny by default: a
+ * The difficulty gate (docs/upstream.md, "Difficulty levels"): does level 0..4 let the agent run
+ * action? 0 everything, 1 no intent test, 2 no PoCs, 3 build only, 4 nothing. Deny by default: a
  * level above 4 or a value that is not an action allows nothing. One table for the daemon,
  * which enforces it, and the MCP server and sse, which plan by it.
  */

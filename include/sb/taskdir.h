@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * taskdir.h: task folders and datasets on disk (upstream-reference.md §2.1, §2.5, §2.6).
+ * taskdir.h: task folders and datasets on disk (docs/upstream.md, "Task folders", "Task
+ * Dockerfiles" and "Dataset validation").
  *
  * Loading a task checks it: the config's schema, the id against the folder name, the
  * Dockerfile's rules (ARG SSEBENCH_REGISTRY before the first FROM, the last FROM under

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * verdict.h: the fail-closed run verdict (spec: fail-closed-verdict-pr.txt).
+ * verdict.h: the fail-closed run verdict (docs/design.md, "Fail closed"; docs/integrity.md,
+ * "The fail-closed verdict").
  *
  * Before the agent starts and again before grading, the entrypoint establishes each
  * isolation property the run claims and records what it saw here. A run is scored only if

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * yaml.h: a strict YAML loader built on libyaml's event API (STYLE.md rule 16).
+ * yaml.h: a strict YAML loader built on libyaml's event API (docs/design.md, "Parsing
+ * untrusted input").
  *
  * The document becomes a small tree of scalars, sequences and mappings, each node with its
  * 1-based line and column so schema errors can point at it. Refused: aliases and anchors

@@ -47,7 +47,10 @@
 #include "sb/mem.h"
 #include "sb/tree.h"
 
-/* Cleanup helpers for the libgit2 handles we use (STYLE.md rule 9); every *_free takes NULL. */
+/*
+ * Cleanup helpers for the libgit2 handles we use (docs/design.md, "Cleanup and ownership");
+ * every *_free takes NULL.
+ */
 #define DEFINE_GIT_FREEP(type)                    \
 	static inline void type##_freep(type **p) \
 	{                                         \

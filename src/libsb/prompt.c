@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * prompt.c: the task prompt, from the public view alone (see prompt.h). The wording is
- * ours; the sections and their rules follow upstream-reference §7: what the agent is asked
- * to do, then the vulnerability (bug description, issue, each crash report fenced), then the
- * project and its build and test scripts. Empty fields and fields that say "none" are left
- * out. test_patch is not mentioned: an agent learns of it from its MCP configuration.
+ * prompt.c: the task prompt, from the public view alone (see prompt.h). The wording is ours;
+ * the sections and their rules follow upstream's (docs/upstream.md, "The SDK and the task
+ * prompt"): what the agent is asked to do, then the vulnerability (bug description, issue,
+ * each crash report fenced), then the project and its build and test scripts. Empty fields
+ * and fields that say "none" are left out. test_patch is not mentioned: an agent learns of it
+ * from its MCP configuration.
  */
 #include "config.h"
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * task.c: the strict schema of a task's sse/config.yaml (upstream-reference.md §2.2).
+ * task.c: the strict schema of a task's sse/config.yaml (docs/task-format.md; upstream's:
+ * docs/upstream.md, "The task config").
  *
  * The schema is a table of fields; one walker checks a mapping against a table, reports
  * unknown and missing keys, and converts each value by its type. Nested objects

@@ -2,10 +2,10 @@
 /*
  * taskdir.c: loading and checking task folders and datasets.
  *
- * The checks are the static rules of upstream-reference.md §2.6. The interesting part is
- * reading the Dockerfile backwards: the config names files by their place in the image
- * (/ssebench/scripts/build.sh), the folder holds them somewhere else (sse/build.sh), and
- * only the COPY instructions of the final build stage connect the two.
+ * The checks are upstream's static rules (docs/upstream.md, "Dataset validation"). The
+ * interesting part is reading the Dockerfile backwards: the config names files by their place
+ * in the image (/ssebench/scripts/build.sh), the folder holds them somewhere else
+ * (sse/build.sh), and only the COPY instructions of the final build stage connect the two.
  */
 #include "config.h"
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * events.c: agent CLI event streams into dialog entries (upstream-reference §8.2, §8.3).
+ * events.c: agent CLI event streams into dialog entries (docs/upstream.md, "The session
+ * record" and "Agents").
  *
  * Each CLI prints one JSON object per line when it runs non-interactively. What we map:
  *   Claude Code (stream-json): "assistant" messages (text -> message, thinking -> thinking,

@@ -274,7 +274,7 @@ cmd_bash(int argc, char **argv)
 		/*
 		 * Words, not a command line: each is quoted, so `sse bash -- ls "a b"` lists one
 		 * file named "a b" (upstream joined argv with spaces and lost the quoting:
-		 * known weakness 5).
+		 * docs/upstream.md, "Known weaknesses and our answers", 5).
 		 */
 		if (optind >= argc)
 			return usage("bash: no command");

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sse.h: what the files of the `sse` command share. `sse` is the agent's and the agent
- * wrapper's tool inside a run (upstream-reference §7): it reads the task through the
- * daemon's agent-facing API (sdk.h), builds the task prompt (prompt.h), runs the daemon's
- * tools, and writes the session record (dialog.h), turning an agent CLI's event stream into
- * dialog entries (events.c).
+ * wrapper's tool inside a run (docs/sse.md; upstream's SDK: docs/upstream.md, "The SDK and
+ * the task prompt"): it reads the task through the daemon's agent-facing API (sdk.h), builds
+ * the task prompt (prompt.h), runs the daemon's tools, and writes the session record
+ * (dialog.h), turning an agent CLI's event stream into dialog entries (events.c).
  */
 #ifndef SSE_SSE_H
 #define SSE_SSE_H

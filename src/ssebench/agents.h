@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * agents.h: an agent folder (upstream-reference §8.1, docs/agents.md): agents/<name>/ with
- * agent.yaml and a Dockerfile that starts FROM ssebench-agent.
+ * agents.h: an agent folder (docs/agents.md, "The contract"; docs/upstream.md, "Agents"):
+ * agents/<name>/ with agent.yaml and a Dockerfile that starts FROM ssebench-agent.
  *
  * agent.yaml, strictly:
  *   name: <the folder's name>

@@ -157,7 +157,8 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 			failed++;
 			continue;
 		}
-		/* Skip an image whose label says its task folder is unchanged (upstream §1.2). */
+		/* Skip an image whose label says its task folder is unchanged (docs/upstream.md,
+		 * "Task Dockerfiles"). */
 		label = docker_image_label(name, "ssebench.task-files");
 		if (!force && docker_image_exists(name)) {
 			if (label != NULL && strcmp(label, digest) == 0) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd-init.c: `ssebench init` and `ssebench models list` (upstream-reference §1.2, §9.5).
+ * cmd-init.c: `ssebench init` and `ssebench models list` (docs/upstream.md, "Command line"
+ * and "Models and the proxy").
  *
  * init makes the working directory a workspace: a .env with the proxy settings and a fresh
  * master key (owner-only: it holds secrets), a copy of the home's models/, and results/. It

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd-run.c: `ssebench run`: one agent x model x task, in sandbox mode (one container) or
- * sidecar mode (a task container and an agent container; sandbox-and-sidecar.txt),
- * upstream §1.5 and §1.6.
+ * sidecar mode (a task container and an agent container; docs/sidecar.md), as upstream's
+ * (docs/upstream.md, "What a run does").
  *
  * Fail fast on anything the user gave wrong, before building anything; then build the
  * layers (base -> case -> runtime -> tool -> agent), make the networks, the run directory
@@ -74,7 +74,8 @@ results_root(void)
 
 /*
  * A run's resource limit: the user's setting if it is a positive, finite number in range,
- * else the default, said out loud (never "unlimited": fail-closed-verdict, runlimits.h).
+ * else the default, said out loud (never "unlimited": docs/design.md, "Fail closed";
+ * runlimits.h).
  * CPUs are further held to what the machine has online, since Docker refuses more.
  */
 static char *
@@ -617,11 +618,10 @@ disk_volumes_remove(const struct run_ctx *rx)
  * claims (the entrypoint establishes it or the run is not scored), the results directory,
  * the archive, the secrets file, the resource limits. role is NULL in sandbox mode, or the
  * sidecar container's role ("task" or "agent"). Both sidecar containers mount the archive
- * writable (sandbox-and-sidecar: "its archive directory, which is writable by the agent in
- * both modes"): the agent's commands through the daemon's bash tool run in the task
- * container and may write their notes there too. It is the agent's only while the agent
- * phase lasts: the agent container hands it back to root once the agent's processes in
- * both containers have been killed.
+ * writable (the agent writes its archive in both modes: docs/sidecar.md): the agent's commands
+ * through the daemon's bash tool run in the task container and may write their notes there too. It
+ * is the agent's only while the agent phase lasts: the agent container hands it back to root once
+ * the agent's processes in both containers have been killed.
  */
 static void
 push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
@@ -1481,7 +1481,8 @@ do_run(struct run_opts *o)
 			freezer_record = sb_xstrdup("signals");
 		else
 			freezer_record = sb_xasprintf("%s%s", rx.agent_freezer, sidecar ? "-task-container" : "");
-		/* Sidecar mode has its own two layers: no tool layer (upstream §1.7, RunConfig). */
+		/* Sidecar mode has its own two layers: no tool layer (docs/upstream.md, "Result
+		 * files": tool_layer). */
 		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[], s:o, s:I, s:s}",
 		    "agent", o->agent, "model", o->model, "mode", o->mode, "timeout",
 		    (json_int_t)o->timeout, "difficulty", (int)o->difficulty, "tool_layer",

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd-runs.c: `ssebench runs list|inspect|logs|stop|remove|results` (upstream §1.2).
+ * cmd-runs.c: `ssebench runs list|inspect|logs|stop|remove|results` (docs/upstream.md,
+ * "Command line").
  *
  * Runs are found by their containers' label ssebench.run=<run id>; `results` reads the
  * summaries under the results directory and needs no Docker. Exit 3: no such run;
@@ -620,8 +621,8 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 	free(v);
 	json_decref(found);
 	/*
-	 * Runs are compared only within a tier (fail-closed-verdict): restricted runs, open
-	 * runs (the agent could reach the internet: a measurement of something else), and
+	 * Runs are compared only within a tier (docs/design.md, "Fail closed"): restricted runs,
+	 * open runs (the agent could reach the internet: a measurement of something else), and
 	 * runs that could not establish their isolation, which have no score at all.
 	 */
 	{

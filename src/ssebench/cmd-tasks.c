@@ -39,7 +39,7 @@ dataset_name(const struct sb_dataset *ds)
 	return s != NULL ? s + 1 : ds->path;
 }
 
-/* One entry in the shape of the catalog service's GET /tasks (upstream §12.2). */
+/* One entry in the shape of the catalog service's GET /tasks (docs/upstream.md, "The catalog"). */
 static json_t *
 task_summary(const struct sb_dataset *ds, const struct sb_task *t)
 {
@@ -51,7 +51,7 @@ task_summary(const struct sb_dataset *ds, const struct sb_task *t)
 	json_t *jchecks = json_array();
 
 	/* The case image a local build tags: untagged from a folder, the dataset version
-	 * otherwise (image-layers: "untagged when built from a dataset"). */
+	 * otherwise (docs/images.md). */
 	image = ds->version != NULL
 		? sb_xasprintf("%s/case/%s/%s:%s", cli_registry(), dsname, lower, ds->version)
 		: sb_xasprintf("%s/case/%s/%s", cli_registry(), dsname, lower);

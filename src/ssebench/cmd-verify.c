@@ -2,7 +2,8 @@
 /*
  * cmd-verify.c: `ssebench dataset verify`: does every task behave as a task must?
  *
- * Per task, one step after the other (upstream §11.5, docs/tasks.md "Verifying a task"):
+ * Per task, one step after the other (docs/tasks.md, "Verifying a task"; docs/upstream.md,
+ * "Verifying tasks"):
  *   1. `ssebench run --agent reference` (this very binary, as a subprocess): must pass, every
  *      check that the task has must have run and passed;
  *   2. `ssebench run --agent dummy`: must build and fail (every PoC still reproduces; hidden
@@ -286,7 +287,7 @@ start_pocs(struct verify *vf, struct vtask *vt, struct sb_error **err)
 	sb_argv_pushl(&argv, docker_path(), "run", "--rm", "--sig-proxy=false", "--name",
 	    vt->container, "--network", "none", "--user", "0:0",
 	    /* The shell only interprets verify.sh, a file; every value below is its own argv
-	     * element, never part of a command string (DESIGN.md: argv only). */
+	     * element, never part of a command string (docs/design.md, "No shell"). */
 	    "--entrypoint", "/bin/sh", "--label", NULL);
 	sb_argv_pushf(&argv, "ssebench.verify=%s", vf->stamp);
 	sb_argv_push(&argv, "--label");
@@ -393,9 +394,9 @@ load_result(const struct agent_run *r)
 }
 
 /*
- * The expected pattern (upstream §11.5). Reference: passed, every check the task has ran and
- * passed. Dummy: built, no PoC fixed, functional tests pass, hidden tests fail (pass: a
- * warning). After a failed build every other check is "skip".
+ * The expected pattern (docs/upstream.md, "Verifying tasks"). Reference: passed, every check the
+ * task has ran and passed. Dummy: built, no PoC fixed, functional tests pass, hidden tests fail
+ * (pass: a warning). After a failed build every other check is "skip".
  */
 static void
 check_run(struct vtask *vt, struct agent_run *r, bool reference)
@@ -510,7 +511,7 @@ check_hack(struct vtask *vt, struct agent_run *r, const char *who)
 
 /*
  * --update-baseline: what the reference run's grading found, as the task's sse/baseline.json
- * (docs/grading.md, "Baseline"): the test counts and the oracle facts of its grading build.
+ * (docs/grading.md, "The baseline"): the test counts and the oracle facts of its grading build.
  */
 static void
 write_baseline(struct verify *vf, struct vtask *vt)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * containers.h: what `docker inspect` says of a run's containers, as the `runs` commands
- * show it (upstream §1.2's run entries). The engine's output is read as untrusted JSON: a
- * member missing or of another type gives null in the entry, never a lost container.
+ * show it (upstream's run entries: docs/upstream.md, "Command line"). The engine's output is read
+ * as untrusted JSON: a member missing or of another type gives null in the entry, never a lost
+ * container.
  */
 #ifndef SSEBENCH_CONTAINERS_H
 #define SSEBENCH_CONTAINERS_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * images.h: the four image layers (image-layers.txt): base -> case -> tool -> agent, plus
+ * images.h: the four image layers (docs/images.md): base -> case -> tool -> agent, plus
  * the runtime image the tool layer copies the C programs from. Every name is under
  * $SSEBENCH_REGISTRY; local images only (no registry is assumed).
  */
@@ -32,7 +32,8 @@ char *image_sidecar_agent(void);		/* tool-sidecar-agent:<version> */
 char *image_agent_sidecar(const struct agent_info *a); /* agent-<name>/sidecar:<agent v> */
 
 /* SHA-256 over "<path>\0<sha256 of the file>\n" for every regular file of the task
- * folder, in path order (upstream §2.5): the ssebench.task-files label. */
+ * folder, in path order (docs/upstream.md, "Task Dockerfiles"): the ssebench.task-files
+ * label. */
 int task_files_digest(const char *task_dir, char out[65], struct sb_error **err);
 
 

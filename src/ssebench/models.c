@@ -100,9 +100,9 @@ load_entry(struct models *m, const char *file, const struct sb_ynode *e, struct 
 	key = sb_ymap_get(params, "api_key");
 	if (key != NULL) {
 		/*
-		 * Provider keys stay in the proxy's environment (integrity-and-egress: agent images
-		 * never contain provider keys); a key written here would be copied by ssebench init
-		 * and could end up anywhere the file goes.
+		 * Provider keys stay in the proxy's environment (docs/models.md, "A proxy of your
+		 * own": agent images never contain provider keys); a key written here would be
+		 * copied by ssebench init and could end up anywhere the file goes.
 		 */
 		if (!is_string(key) || strncmp(key->value, "os.environ/", 11) != 0 ||
 		    key->value[11] == '\0')

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * models.h: the models a run may use: models/<name>.yaml, in LiteLLM's model-list format
- * (upstream-reference §9.5), read strictly.
+ * (docs/upstream.md, "Models and the proxy"), read strictly.
  *
  * Each file is a YAML list of entries:
  *   - model_name: claude-sonnet-4-6          # what --model takes
@@ -10,9 +10,10 @@
  *       api_key: os.environ/ANTHROPIC_API_KEY
  *       ...                                  # any other LiteLLM parameter
  *     model_info: {input_cost_per_token: 3e-06, output_cost_per_token: 1.5e-05}
- * Unlike upstream, a malformed file is an error (known weakness 18), not silently skipped,
- * and so is a key written into a file: api_key must name an environment variable, so that
- * provider keys live in the proxy's environment only, never in a file we copy around.
+ * Unlike upstream, a malformed file is an error (docs/upstream.md, "Known weaknesses and our
+ * answers", 18), not silently skipped, and so is a key written into a file: api_key must
+ * name an environment variable, so that provider keys live in the proxy's environment only,
+ * never in a file we copy around.
  */
 #ifndef SSEBENCH_MODELS_H
 #define SSEBENCH_MODELS_H

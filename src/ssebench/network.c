@@ -54,8 +54,8 @@ tool(struct sb_error **err, const char *name, ...)
 /*
  * The host guard, two rules per internal bridge, both refusing at once rather than dropping:
  *   - INPUT, -i BR: an internal network still lets its containers reach the host itself
- *     through the bridge's address (docker-feasibility §4): traffic to the host goes through
- *     INPUT, which Docker does not filter (integrity-and-egress: "No internet by default").
+ *     through the bridge's address (docs/running.md, "A network of its own"): traffic to the
+ *     host goes through INPUT, which Docker does not filter.
  *   - DOCKER-USER (the top of FORWARD, where Docker wants rules of ours), -i BR ! -o BR:
  *     anything leaving the bridge. Docker's own rule for an internal network already drops
  *     it; ours answers instead. Traffic between the run's containers (agent, task, model
@@ -66,7 +66,7 @@ tool(struct sb_error **err, const char *name, ...)
  * proves nothing got through: the reachable answers are a connection or a TCP reset from the
  * far end, which only a route that works can give. A guard that is missing (an older rule
  * set, iptables without the REJECT target) makes the checks slower, never wrong: silence
- * counts as unreachable as before. docs/integrity.md, "Egress".
+ * counts as unreachable as before. docs/integrity.md, "Docker engine and networks".
  */
 #define GUARD_REJECT "REJECT", "--reject-with", "icmp-admin-prohibited"
 
@@ -199,8 +199,9 @@ ensure(const char *name, bool internal, const char *run_id, struct sb_error **er
 	if (docker_output(&a, &is_internal, NULL) == 0) {
 		/*
 		 * A network someone made by hand may not be what we would make. The run goes on
-		 * and the entrypoint's isolation checks fail it by name (fail-closed-verdict: what
-		 * is established decides, not what we meant); say so now, so nobody waits for it.
+		 * and the entrypoint's isolation checks fail it by name (docs/design.md, "Fail
+		 * closed": what is established decides, not what we meant); say so now, so nobody
+		 * waits for it.
 		 */
 		if (internal && (is_internal == NULL || strcmp(is_internal, "true") != 0)) {
 			sb_log(SB_LOG_WARN,

@@ -8,7 +8,8 @@
  * namespace on this host, outside every Docker bridge, holding one address
  * (NET_CANARY_ADDR): traffic that leaves an internal network reaches it, traffic that does
  * not is dropped. The entrypoint tries it from inside the run, so "no route out" is
- * established by a packet that never leaves the machine (integrity-and-egress).
+ * established by a packet that never leaves the machine (docs/integrity.md, "Docker engine
+ * and networks").
  */
 #ifndef SSEBENCH_NETWORK_H
 #define SSEBENCH_NETWORK_H

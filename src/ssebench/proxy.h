@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * proxy.h: the model proxy a run's agent talks to (a LiteLLM proxy, upstream-reference
- * §1.4-1.5, §9.5), and the run's own key for it.
+ * proxy.h: the model proxy a run's agent talks to (a LiteLLM proxy: docs/models.md;
+ * docs/upstream.md, "Models and the proxy"), and the run's own key for it.
  *
  * Settings (environment first, then .env): SSEBENCH_PROXY_URL is the proxy as run containers
  * see it (default http://litellm:4000, the agent's SSE_BASE_URL); SSEBENCH_PROXY_ADMIN_URL is
@@ -13,8 +13,8 @@
  *
  * A run key may use the run's model only, up to the budget, and expires on its own an hour
  * after the run's time limit; the CLI deletes it when the run ends (upstream kept every key
- * alive with its budget: known weakness 4). The agent gets it through the run's root-only
- * secrets file, never on a command line or in `docker inspect`.
+ * alive with its budget: docs/upstream.md, "Known weaknesses and our answers", 4). The agent gets
+ * it through the run's root-only secrets file, never on a command line or in `docker inspect`.
  */
 #ifndef SSEBENCH_PROXY_H
 #define SSEBENCH_PROXY_H

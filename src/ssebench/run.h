@@ -53,8 +53,8 @@ char *run_id_new(void);
 const char *results_root(void);
 
 /*
- * The verdict of a patch_result (upstream §5.4): "error" when no check ran, "failed" when
- * a check that ran failed, "passed" otherwise.
+ * The verdict of a patch_result (docs/upstream.md, "Grading"): "error" when no check ran, "failed"
+ * when a check that ran failed, "passed" otherwise.
  */
 const char *run_status_of(const json_t *patch_result);
 

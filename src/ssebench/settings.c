@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * settings.c: the CLI's settings: the environment first, then a .env file in the working
- * directory (upstream §1.4), then the default. The .env file is read once.
+ * directory (docs/upstream.md, "Settings and environment variables"), then the default. The .env
+ * file is read once.
  */
 #include "config.h"
 

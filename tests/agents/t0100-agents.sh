@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The real agent CLIs offline (integrity-and-egress, "Agents without internet"): claude-code,
-# codex and opencode, each in a real run in both modes, on an internal network whose only
-# other member is a stub of the model proxy that answers every call with "I'm done." Each
-# must start, call the model at least once with the run's own key and the task prompt, talk
-# to the run's MCP server, exit cleanly and be graded, leaving nothing in the source tree.
+# The real agent CLIs offline (docs/agents.md, "Offline: the switches each bundled agent
+# sets"): claude-code, codex and opencode, each in a real run in both modes, on an internal
+# network whose only other member is a stub of the model proxy that answers every call with
+# "I'm done." Each must start, call the model at least once with the run's own key and the
+# task prompt, talk to the run's MCP server, exit cleanly and be graded, leaving nothing in
+# the source tree.
 # The run's key is deleted afterwards and never shows on a command line or in docker
 # inspect; a model the proxy does not serve stops the run before it starts.
 . "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"

@@ -3,7 +3,8 @@
 # The daemon's access matrix against a real daemon: every endpoint x listener (agent
 # socket, TCP without and with the run's token, admin socket) x difficulty 0-4 x phase
 # (agent phase, after agent_exited), each cell asserting the exact status code. The expected
-# codes come from the integrity model's endpoint table and upstream §3.4, written out here.
+# codes come from docs/daemon.md, "Endpoints" and docs/upstream.md, "Difficulty levels",
+# written out here.
 . "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$SB_SRCDIR/tests/daemon/lib-daemon.sh"
 

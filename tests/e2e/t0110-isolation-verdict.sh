@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The fail-closed verdict against a real engine (fail-closed-verdict-pr.txt):
+# The fail-closed verdict against a real engine (docs/integrity.md, "The fail-closed verdict"):
 #   - a run deliberately started on a network with a way out (its own network,
 #     <project>_run-<run-id>, made by hand as an ordinary bridge before it starts) is not
 #     scored: the agent never runs, nothing is graded, and the result names every broken

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Sidecar mode end to end on the small test task (sandbox-and-sidecar.txt): the reference
+# Sidecar mode end to end on the small test task (docs/sidecar.md): the reference
 # agent passes and the dummy agent fails, graded as in sandbox mode; the run is two containers
 # and three volumes (source, home, sockets), all labelled with the run, all gone afterwards;
 # what the agent user sees from the agent container (no task files at all, the agent socket

@@ -16,7 +16,7 @@
 . "$SB_SRCDIR/tests/e2e/lib-e2e.sh"
 
 DATASET=$SB_SRCDIR/datasets/pilot
-# The three quickest pilot tasks to build and test (research/debian-tasks.md): all C with
+# The three quickest pilot tasks to build and test (datasets/pilot/README.md): all C with
 # ASan, all with hidden tests (files.future_test).
 TASKS=${SSEBENCH_VERIFY_TASKS:-cjson-CVE-2023-53154 expat-CVE-2024-8176 yajl-CVE-2017-16516}
 e2e_require

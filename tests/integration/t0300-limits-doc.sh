@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# docs/limits.md is what tools/limits-doc prints from the constants (fail-closed-verdict: the
-# documented limits cannot drift from the enforced ones), and every constant of sb/limits.h
-# is in it. A stale page fails here: run `make update-limits-doc`.
+# docs/limits.md is what tools/limits-doc prints from the constants (docs/integrity.md,
+# "Resource limits": the documented limits cannot drift from the enforced ones), and every constant
+# of sb/limits.h is in it. A stale page fails here: run `make update-limits-doc`.
 . "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
 
 gen=$SB_BUILDDIR/tools/limits-doc

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test-policy.c: the daemon's access rules (daemon/request.c), exhaustively: every request
- * type and bencher action x channel x phase x difficulty, against a table written from the
- * integrity model and upstream §3.4 (not computed by the code under test). The real daemon
- * is attacked with the same matrix in tests/daemon/.
+ * type and bencher action x channel x phase x difficulty, against a table written from
+ * docs/daemon.md, "Endpoints" and docs/upstream.md, "Difficulty levels" (not computed by the
+ * code under test). The real daemon is attacked with the same matrix in tests/daemon/.
  */
 #include "config.h"
 
