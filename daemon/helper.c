@@ -49,8 +49,9 @@ struct job {
 static struct job jobs[JOBS_MAX];
 static size_t njobs;
 
-char *
-helper_home_name(const struct helper *h)
+/* The runner session's home directory name: the workers get it in their job spec. */
+static char *
+home_name(const struct helper *h)
 {
 	return sb_xasprintf("home-%u", h->session);
 }
@@ -268,7 +269,7 @@ job_start(struct helper *h, struct job *j)
 		} else {
 			s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
 		}
-		s->home = helper_home_name(h);
+		s->home = home_name(h);
 	}
 	if (s->type == DREQ_PREPARE_GRADING) {
 		/* Grading starts a fresh runner session: nothing test_patch left takes part. */
@@ -277,7 +278,7 @@ job_start(struct helper *h, struct job *j)
 		h->latest_build = NULL;
 		h->hidden_ran = h->build_wiped = false;
 		h->grading_ready = false;
-		s->home = helper_home_name(h);
+		s->home = home_name(h);
 	}
 	if (j->q != Q_NONE)
 		h->busy[j->q] = true;
@@ -670,7 +671,11 @@ helper_init(struct helper *h, struct dconf *c, struct sb_error **err)
 			sb_error_release(&gerr);
 		}
 	}
-	return work_setup(h, err);
+	{
+		_cleanup_free_ char *home = home_name(h);
+
+		return work_setup(h, home, err);
+	}
 }
 
 int

@@ -31,10 +31,10 @@ struct job_spec {
 	bool grading;
 	char *poc;	  /* a configured PoC path, relative to the task files */
 	char *workspace;  /* the workspace this action uses ("work-N") */
-	char *home;	  /* the runner session's home ("home-K") */
+	char *home;	  /* the runner session's home ("home-K"), decided by the helper */
 	bool drop_previous_build;
 	char *previous_build;
-	bool new_session; /* wipe the runner's files first (work_new_session) */
+	bool new_session; /* wipe the runner's files first (work_new_session, into home) */
 };
 
 struct helper {
@@ -73,15 +73,14 @@ int work_end_agent_phase(struct helper *h, struct job_spec *j);
 /* Let the agent's processes go on after a check on hidden material (work.c:hidden_check). */
 int work_agent_continue(struct helper *h, struct sb_error **err);
 
-/* Start-up work done by the helper before serving (work.c). */
-int work_setup(struct helper *h, struct sb_error **err);
+/* Start-up work done by the helper before serving (work.c); home is the first runner
+ * session's home directory name. */
+int work_setup(struct helper *h, const char *home, struct sb_error **err);
 /* Open the task files and give them the modes a run needs (the first step of work_setup;
  * alone, `ssebench-daemon --task-permissions` at image build). */
 int work_task_permissions(struct helper *h, struct sb_error **err);
-/* A new runner session: kill runner processes, remove every scratch copy, new home. */
-int work_new_session(struct helper *h, struct sb_error **err);
-
-/* The runner's session home directory name. */
-char *helper_home_name(const struct helper *h);
+/* A new runner session: kill runner processes, remove every scratch copy, make home (the
+ * session's home directory name, which the helper chose). */
+int work_new_session(struct helper *h, const char *home, struct sb_error **err);
 
 #endif

@@ -1149,7 +1149,7 @@ work_bencher(struct helper *h, struct job_spec *j)
 	if (j->new_session) {
 		struct sb_error *err = NULL;
 
-		if (work_new_session(h, &err) < 0) {
+		if (work_new_session(h, j->home, &err) < 0) {
 			sb_log(SB_LOG_ERROR, "%s: a new runner session: %s", sb_action_name(j->action),
 			    sb_error_message(err));
 			sb_error_release(&err);
@@ -1550,7 +1550,7 @@ work_prepare_grading(struct helper *h, struct job_spec *j)
 	struct sb_copy_opts o;
 
 	/* 1. A fresh runner session. */
-	if (work_new_session(h, &err) < 0) {
+	if (work_new_session(h, j->home, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "prepare_grading: %s", sb_error_message(err));
 		sb_error_release(&err);
 		return failed(dproto_reply_error(j->reply_fd, 500, "could not start a new runner session"));
@@ -1761,9 +1761,8 @@ clear_runner_area(struct helper *h, struct sb_error **err)
 }
 
 int
-work_new_session(struct helper *h, struct sb_error **err)
+work_new_session(struct helper *h, const char *home, struct sb_error **err)
 {
-	_cleanup_free_ char *home = helper_home_name(h);
 	_cleanup_close_ int hfd = -1, tfd = -1;
 
 	if (sb_proc_kill_uid(h->c->runner.uid, h->c->runner.gid, KILL_ROUNDS, err) < 0)
@@ -2003,7 +2002,7 @@ work_task_permissions(struct helper *h, struct sb_error **err)
 }
 
 int
-work_setup(struct helper *h, struct sb_error **err)
+work_setup(struct helper *h, const char *home, struct sb_error **err)
 {
 	struct dconf *c = h->c;
 	_cleanup_free_ char *gitname = random_name("git"), *bashname = random_name("bash");
@@ -2087,7 +2086,7 @@ work_setup(struct helper *h, struct sb_error **err)
 	h->runner_fd = trusted_dir(c->runner_dir, 0710, c->runner.gid, err);
 	if (h->runner_fd < 0)
 		return sb_error_prefix(err, "runner directory");
-	if (work_new_session(h, err) < 0)
+	if (work_new_session(h, home, err) < 0)
 		return sb_error_prefix(err, "runner session");
 	/* Private state: traversable (0711) but not listable, names unguessable. */
 	h->state_fd = trusted_dir(c->state_dir, 0711, 0, err);
