@@ -27,7 +27,7 @@
 #include "sb/proc.h"
 
 #include "daemon.h"
-#include "helper.h"
+#include "work.h"
 
 static void
 usage(FILE *out)
