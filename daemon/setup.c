@@ -103,7 +103,7 @@ find_support_dirs(struct helper *h)
 
 /*
  * A support directory only run.sh names (cjson's harness/ holds the PoC driver): builds and
- * tests never see it (hidden in their sandbox, work_setup); run_poc does
+ * tests never see it (hidden in their sandbox, hide_poc_support); run_poc does
  * (runner.c:hidden_check_begin). Otherwise a build at level 2 could print what the PoC
  * check runs.
  */
@@ -230,32 +230,11 @@ work_task_permissions(struct helper *h, struct sb_error **err)
 
 /* --- start-up ----------------------------------------------------------------------------- */
 
-/* The git baseline, recorded in a child that is the agent (run_as). */
-struct baseline_arg {
-	const char *source;
-	const char *dir;
-	struct sb_error *err;
-};
-
+/* The untrusted filter and the runner's two sandboxes (helper.h), before any fork. */
 static int
-baseline_as_agent(void *p)
-{
-	struct baseline_arg *a = p;
-
-	if (sb_git_init(&a->err) < 0 || sb_git_baseline_create(a->source, a->dir, &a->err) < 0) {
-		sb_log(SB_LOG_ERROR, "git baseline: %s", sb_error_message(a->err));
-		return -1;
-	}
-	return 0;
-}
-
-int
-work_setup(struct helper *h, const char *home, struct sb_error **err)
+setup_sandboxes(struct helper *h, struct sb_error **err)
 {
 	struct dconf *c = h->c;
-	_cleanup_free_ char *gitname = random_name("git"), *bashname = random_name("bash");
-	_cleanup_close_ int gfd = -1, bfd = -1;
-	struct baseline_arg ba;
 
 	if (sb_seccomp_compile(SB_SECCOMP_UNTRUSTED, &h->untrusted, err) < 0)
 		return -1;
@@ -277,65 +256,90 @@ work_setup(struct helper *h, const char *home, struct sb_error **err)
 	if (sb_sandbox_for_runner(&h->runner_sandbox, &h->withheld_sandbox, &h->runner_places,
 		c->runner.uid, c->runner.gid, err) < 0)
 		return sb_error_prefix(err, "the runner's sandbox");
-	if (work_task_permissions(h, err) < 0)
-		return -1;
-	/* What only run.sh names is hidden from every other check (support_for_poc_only). */
-	{
-		size_t n = 0;
+	return 0;
+}
 
-		for (char **d = support_dirs; *d != NULL; d++)
-			if (support_for_poc_only(*d))
-				n++;
-		h->poc_support_paths = sb_xcalloc(n + 1, sizeof(char *));
-		n = 0;
-		for (char **d = support_dirs; *d != NULL; d++) {
-			if (!support_for_poc_only(*d))
-				continue;
-			h->poc_support_paths[n] = sb_xasprintf("%s/%.*s", c->bench_path,
-			    (int)strcspn(*d, "="), *d);
-			if (sb_sandbox_add(h->runner_sandbox.hidden, &h->runner_sandbox.nhidden,
-				h->poc_support_paths[n], err) < 0 ||
-			    sb_sandbox_add(h->withheld_sandbox.hidden, &h->withheld_sandbox.nhidden,
-				h->poc_support_paths[n], err) < 0)
-				return sb_error_prefix(err, "the runner's sandbox");
+/* What only run.sh names is hidden from every other check (support_for_poc_only). */
+static int
+hide_poc_support(struct helper *h, struct sb_error **err)
+{
+	struct dconf *c = h->c;
+	size_t n = 0;
+
+	for (char **d = support_dirs; *d != NULL; d++)
+		if (support_for_poc_only(*d))
 			n++;
-		}
-		if (n > 0 && (sb_sandbox_prepare(&h->runner_sandbox, c->runner.uid, c->runner.gid, err) < 0 ||
-			sb_sandbox_prepare(&h->withheld_sandbox, c->runner.uid, c->runner.gid, err) < 0))
+	h->poc_support_paths = sb_xcalloc(n + 1, sizeof(char *));
+	n = 0;
+	for (char **d = support_dirs; *d != NULL; d++) {
+		if (!support_for_poc_only(*d))
+			continue;
+		h->poc_support_paths[n] = sb_xasprintf("%s/%.*s", c->bench_path,
+		    (int)strcspn(*d, "="), *d);
+		if (sb_sandbox_add(h->runner_sandbox.hidden, &h->runner_sandbox.nhidden,
+			h->poc_support_paths[n], err) < 0 ||
+		    sb_sandbox_add(h->withheld_sandbox.hidden, &h->withheld_sandbox.nhidden,
+			h->poc_support_paths[n], err) < 0)
 			return sb_error_prefix(err, "the runner's sandbox");
+		n++;
 	}
-	/* The pristine source is root-only too (integrity-model: /ssebench-repo 0700): it may
-	 * hold history the agent's tree does not. */
-	{
-		_cleanup_close_ int repo = trusted_dir(c->repo_path, 0700, 0, err);
+	if (n > 0 && (sb_sandbox_prepare(&h->runner_sandbox, c->runner.uid, c->runner.gid, err) < 0 ||
+		sb_sandbox_prepare(&h->withheld_sandbox, c->runner.uid, c->runner.gid, err) < 0))
+		return sb_error_prefix(err, "the runner's sandbox");
+	return 0;
+}
 
-		if (repo < 0)
-			return sb_error_prefix(err, "pristine source");
-	}
-	/*
-	 * Results: the run directory on the host, whoever owns it there. What keeps the agent
-	 * and the runner out is its parent, 0700 root (the entrypoint sets that; integrity-
-	 * model: "whoever owns the run directory on the host"). It must be a directory, not a
-	 * link; every write in it is an atomic replace through this descriptor.
-	 */
-	{
-		struct stat st;
+/*
+ * Results: the run directory on the host, whoever owns it there. What keeps the agent
+ * and the runner out is its parent, 0700 root (the entrypoint sets that; integrity-
+ * model: "whoever owns the run directory on the host"). It must be a directory, not a
+ * link; every write in it is an atomic replace through this descriptor.
+ */
+static int
+open_results(struct helper *h, struct sb_error **err)
+{
+	struct dconf *c = h->c;
+	struct stat st;
 
-		if (mkdir(c->results, 0755) < 0 && errno != EEXIST)
-			return sb_error_errno(err, errno, "mkdir '%s'", c->results);
-		if (lstat(c->results, &st) < 0 || !S_ISDIR(st.st_mode))
-			return sb_error_set(err, ENOTDIR, "results directory '%s' is not a directory",
-			    c->results);
-		h->results_fd = open(c->results, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (h->results_fd < 0)
-			return sb_error_errno(err, errno, "open '%s'", c->results);
+	if (mkdir(c->results, 0755) < 0 && errno != EEXIST)
+		return sb_error_errno(err, errno, "mkdir '%s'", c->results);
+	if (lstat(c->results, &st) < 0 || !S_ISDIR(st.st_mode))
+		return sb_error_set(err, ENOTDIR, "results directory '%s' is not a directory",
+		    c->results);
+	h->results_fd = open(c->results, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (h->results_fd < 0)
+		return sb_error_errno(err, errno, "open '%s'", c->results);
+	return 0;
+}
+
+/* The git baseline, recorded in a child that is the agent (run_as). */
+struct baseline_arg {
+	const char *source;
+	const char *dir;
+	struct sb_error *err;
+};
+
+static int
+baseline_as_agent(void *p)
+{
+	struct baseline_arg *a = p;
+
+	if (sb_git_init(&a->err) < 0 || sb_git_baseline_create(a->source, a->dir, &a->err) < 0) {
+		sb_log(SB_LOG_ERROR, "git baseline: %s", sb_error_message(a->err));
+		return -1;
 	}
-	/* Scratch copies: the runner's group may enter, the agent may not (0710). */
-	h->runner_fd = trusted_dir(c->runner_dir, 0710, c->runner.gid, err);
-	if (h->runner_fd < 0)
-		return sb_error_prefix(err, "runner directory");
-	if (work_new_session(h, home, err) < 0)
-		return sb_error_prefix(err, "runner session");
+	return 0;
+}
+
+/* The daemon's private state, the agent's git baseline and bash state below it. */
+static int
+setup_state(struct helper *h, struct sb_error **err)
+{
+	struct dconf *c = h->c;
+	_cleanup_free_ char *gitname = random_name("git"), *bashname = random_name("bash");
+	_cleanup_close_ int gfd = -1, bfd = -1;
+	struct baseline_arg ba;
+
 	/* Private state: traversable (0711) but not listable, names unguessable. */
 	h->state_fd = trusted_dir(c->state_dir, 0711, 0, err);
 	if (h->state_fd < 0)
@@ -353,4 +357,31 @@ work_setup(struct helper *h, const char *home, struct sb_error **err)
 	if (run_as(&c->agent, baseline_as_agent, &ba) < 0)
 		return sb_error_set(err, EIO, "cannot record the git baseline of '%s'", c->source);
 	return 0;
+}
+
+int
+work_setup(struct helper *h, const char *home, struct sb_error **err)
+{
+	struct dconf *c = h->c;
+
+	if (setup_sandboxes(h, err) < 0 || work_task_permissions(h, err) < 0 ||
+	    hide_poc_support(h, err) < 0)
+		return -1;
+	/* The pristine source is root-only too (integrity-model: /ssebench-repo 0700): it may
+	 * hold history the agent's tree does not. */
+	{
+		_cleanup_close_ int repo = trusted_dir(c->repo_path, 0700, 0, err);
+
+		if (repo < 0)
+			return sb_error_prefix(err, "pristine source");
+	}
+	if (open_results(h, err) < 0)
+		return -1;
+	/* Scratch copies: the runner's group may enter, the agent may not (0710). */
+	h->runner_fd = trusted_dir(c->runner_dir, 0710, c->runner.gid, err);
+	if (h->runner_fd < 0)
+		return sb_error_prefix(err, "runner directory");
+	if (work_new_session(h, home, err) < 0)
+		return sb_error_prefix(err, "runner session");
+	return setup_state(h, err);
 }
