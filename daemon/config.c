@@ -285,3 +285,14 @@ dconf_load(struct dconf *c, struct sb_error **err)
 	c->base_env = filtered_env();
 	return load_task(c, err);
 }
+
+const char *
+dconf_env_get(const struct dconf *c, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (char **e = c->base_env; *e != NULL; e++)
+		if (strncmp(*e, name, l) == 0 && (*e)[l] == '=')
+			return *e + l + 1;
+	return NULL;
+}

@@ -68,6 +68,9 @@ struct dconf {
  */
 int dconf_load(struct dconf *c, struct sb_error **err);
 
+/* A variable of the environment scripts get (base_env: "PATH"), or NULL. */
+const char *dconf_env_get(const struct dconf *c, const char *name);
+
 /* --- messages between fronts and helper (daemon/proto.c) --- */
 
 enum dreq_type {

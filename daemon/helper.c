@@ -34,7 +34,7 @@
 #include "sb/proc.h"
 #include "sb/spawn.h"
 
-#include "helper.h"
+#include "work.h"
 
 #define JOBS_MAX    128 /* running + queued requests */
 #define PENDING_MAX 256
@@ -49,8 +49,9 @@ struct job {
 static struct job jobs[JOBS_MAX];
 static size_t njobs;
 
-char *
-helper_home_name(const struct helper *h)
+/* The runner session's home directory name: the workers get it in their job spec. */
+static char *
+home_name(const struct helper *h)
 {
 	return sb_xasprintf("home-%u", h->session);
 }
@@ -269,7 +270,7 @@ job_start(struct helper *h, struct job *j)
 		} else {
 			s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
 		}
-		s->home = helper_home_name(h);
+		s->home = home_name(h);
 	}
 	if (s->type == DREQ_PREPARE_GRADING) {
 		/* Grading starts a fresh runner session: nothing test_patch left takes part. */
@@ -278,7 +279,7 @@ job_start(struct helper *h, struct job *j)
 		h->latest_build = NULL;
 		h->hidden_ran = h->build_wiped = false;
 		h->grading_ready = false;
-		s->home = helper_home_name(h);
+		s->home = home_name(h);
 	}
 	if (j->q != Q_NONE)
 		h->busy[j->q] = true;
@@ -351,7 +352,7 @@ kill_runner(struct helper *h, const char *why)
 {
 	struct sb_error *err = NULL;
 
-	if (sb_proc_kill_uid(h->c->runner.uid, h->c->runner.gid, 20, &err) < 0) {
+	if (sb_proc_kill_uid(h->c->runner.uid, h->c->runner.gid, KILL_ROUNDS, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "%s: %s", why, sb_error_message(err));
 		sb_error_release(&err);
 	}
@@ -381,7 +382,7 @@ enforce_deadlines(struct helper *h)
 }
 
 /* A check on hidden material the agent asked for: the agent is held still while it runs
- * (work.c:hidden_check_begin). */
+ * (runner.c:hidden_check_begin). */
 static bool
 holds_agent_still(const struct job_spec *s)
 {
@@ -400,7 +401,7 @@ any_running(bool (*pred)(const struct job_spec *))
 }
 
 /* A worker that itself becomes the agent's uid, outside the agent's cgroup: the captures
- * and dialog reads (work.c:become_agent). (A bash call's worker stays root; the command
+ * and dialog reads (capture.c:become_agent). (A bash call's worker stays root; the command
  * it runs joins the cgroup.) */
 static bool
 becomes_agent(const struct job_spec *s)
@@ -452,8 +453,9 @@ schedule(struct helper *h)
 static void
 job_finished(struct helper *h, struct job *j, int status)
 {
-	bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	bool replied = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 2);
+	bool ok = WIFEXITED(status) && WEXITSTATUS(status) == WORK_DONE;
+	bool replied = WIFEXITED(status) &&
+	    (WEXITSTATUS(status) == WORK_DONE || WEXITSTATUS(status) == WORK_FAILED);
 
 	if (!replied) {
 		sb_log(SB_LOG_WARN, "worker for %s ended without answering (status %d)",
@@ -463,7 +465,7 @@ job_finished(struct helper *h, struct job *j, int status)
 	/* A script worker that did not end by itself did not sweep the runner's processes. */
 	if (!WIFEXITED(status) && runs_scripts(j->spec.type))
 		kill_runner(h, "after a killed worker");
-	/* Nor continue the agent it stopped for a check on hidden material (work.c:
+	/* Nor continue the agent it stopped for a check on hidden material (runner.c:
 	 * hidden_check_begin): its runner processes are dead now, so the agent may go on. */
 	if (!ok && holds_agent_still(&j->spec)) {
 		struct sb_error *err = NULL;
@@ -671,7 +673,11 @@ helper_init(struct helper *h, struct dconf *c, struct sb_error **err)
 			sb_error_release(&gerr);
 		}
 	}
-	return work_setup(h, err);
+	{
+		_cleanup_free_ char *home = home_name(h);
+
+		return work_setup(h, home, err);
+	}
 }
 
 int

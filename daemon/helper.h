@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* helper.h: the helper's state, shared by helper.c (the loop) and work.c (the workers). */
+/*
+ * helper.h: the helper's state, shared by helper.c (the loop) and the workers it forks
+ * (work.h). The workers read this state and the job spec they are given; they call nothing
+ * in helper.c: what a worker needs from the loop's decisions travels in its job_spec.
+ */
 #ifndef SSEBENCH_DAEMON_HELPER_H
 #define SSEBENCH_DAEMON_HELPER_H
 
@@ -8,6 +12,8 @@
 
 #include "daemon.h"
 #include "sb/freezer.h"
+#include "sb/priv.h"
+#include "sb/sandbox.h"
 
 /* Requests that must not overlap run one at a time in their queue. */
 enum queue {
@@ -31,10 +37,10 @@ struct job_spec {
 	bool grading;
 	char *poc;	  /* a configured PoC path, relative to the task files */
 	char *workspace;  /* the workspace this action uses ("work-N") */
-	char *home;	  /* the runner session's home ("home-K") */
+	char *home;	  /* the runner session's home ("home-K"), decided by the helper */
 	bool drop_previous_build;
 	char *previous_build;
-	bool new_session; /* wipe the runner's files first (work_new_session) */
+	bool new_session; /* wipe the runner's files first (work_new_session, into home) */
 };
 
 struct helper {
@@ -53,6 +59,31 @@ struct helper {
 	bool grading_ready; /* prepare_grading succeeded: the grading source exists */
 	bool busy[Q_COUNT_];
 	pid_t front_pids[2];
+	/*
+	 * Prepared once at start-up (setup.c:work_setup), before any fork; the workers only
+	 * read them.
+	 */
+	struct sb_seccomp *untrusted; /* the filter for untrusted code */
+	/*
+	 * The task scripts' sandbox (sb/sandbox.h): no network but loopback, a private /tmp,
+	 * /var/tmp and /dev/shm, everything read-only but the runner's area, and the places
+	 * of the agent and the sockets hidden. The scripts run the agent's code next to the
+	 * PoCs (levels 0 and 1) and the hidden tests (level 0, and grading at every level):
+	 * with no network and no place the agent can see, that code can keep what it is
+	 * shown only in what the check itself answers.
+	 */
+	struct sb_sandbox runner_sandbox;
+	/*
+	 * The same for the jobs whose output the agent never sees (checks on hidden material,
+	 * and everything once its phase is over): in the scripts' own root (SSE_RUNNER_ROOT),
+	 * a copy of the image that the agent cannot read and its builds, in runner_sandbox,
+	 * cannot see. What such a job does to the page cache of a file therefore reaches
+	 * neither the agent nor the output of its next build (docs/integrity.md, "the
+	 * scripts' own root").
+	 */
+	struct sb_sandbox withheld_sandbox;
+	struct sb_runner_places runner_places; /* what both sandboxes point into */
+	char **poc_support_paths; /* support directories for run_poc only, absolute */
 };
 
 /* Open the directories, prepare the file system and record the git baseline (before any
@@ -60,28 +91,5 @@ struct helper {
 int helper_init(struct helper *h, struct dconf *c, struct sb_error **err);
 /* Serve the two channels until a signal or a front's exit. Returns the exit status. */
 int helper_loop(struct helper *h);
-
-/* Workers (work.c): each runs in a forked child, writes the reply, and returns the
- * child's exit status (0 when a reply was written). */
-int work_bash(struct helper *h, struct job_spec *j);
-int work_bencher(struct helper *h, struct job_spec *j);
-int work_capture(struct helper *h, struct job_spec *j);
-int work_dialog(struct helper *h, struct job_spec *j);
-int work_prepare_grading(struct helper *h, struct job_spec *j);
-int work_end_agent_phase(struct helper *h, struct job_spec *j);
-
-/* Let the agent's processes go on after a check on hidden material (work.c:hidden_check). */
-int work_agent_continue(struct helper *h, struct sb_error **err);
-
-/* Start-up work done by the helper before serving (work.c). */
-int work_setup(struct helper *h, struct sb_error **err);
-/* Open the task files and give them the modes a run needs (the first step of work_setup;
- * alone, `ssebench-daemon --task-permissions` at image build). */
-int work_task_permissions(struct helper *h, struct sb_error **err);
-/* A new runner session: kill runner processes, remove every scratch copy, new home. */
-int work_new_session(struct helper *h, struct sb_error **err);
-
-/* The runner's session home directory name. */
-char *helper_home_name(const struct helper *h);
 
 #endif

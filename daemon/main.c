@@ -27,7 +27,7 @@
 #include "sb/proc.h"
 
 #include "daemon.h"
-#include "helper.h"
+#include "work.h"
 
 static void
 usage(FILE *out)
@@ -166,6 +166,13 @@ start_front(struct dconf *c, const struct sb_creds *creds, const struct front_li
 	_exit(front_run(c, ls, n, channel));
 }
 
+/*
+ * Long on purpose: from the helper's start-up to its loop, main is the daemon's privilege
+ * separation in order (prepare as root, bind as root, fork each front with its own
+ * credentials and only its own descriptors, then close root's copies), and each step's
+ * descriptors are the next step's close lists. Read as one, a missed close or a step out
+ * of order shows; split, it would hide between functions.
+ */
 int
 main(int argc, char **argv)
 {

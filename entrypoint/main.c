@@ -829,7 +829,7 @@ main(int argc, char **argv)
 	/*
 	 * The agent's freezer cgroup (ssebench makes it on the host, root's and 0700): the
 	 * agent runs in it from its first instruction, the daemon runs the agent's bash calls
-	 * in it and freezes it during a check on hidden material (daemon/work.c:hidden_check).
+	 * in it and freezes it during a check on hidden material (daemon/runner.c:hidden_check).
 	 * Named but unusable, the run stops here rather than hold the agent by signals alone.
 	 */
 	if (ep.cfg.agent_cgroup != NULL && ep.cfg.role != EP_ROLE_SIDECAR_AGENT) {

@@ -3,7 +3,7 @@
  * cgroup.h: the agent's freezer cgroup of a run, on the host.
  *
  * While a check on hidden material runs, the daemon freezes this cgroup
- * (daemon/work.c:hidden_check_begin), which no signal undoes; a stop by SIGSTOP is undone by
+ * (daemon/runner.c:hidden_check_begin), which no signal undoes; a stop by SIGSTOP is undone by
  * a SIGCONT the kernel sends on the agent's behalf (docs/integrity.md). It is made on the
  * host, root's and 0700, as <hierarchy>/ssebench/<run-id>, and bound into the container that
  * runs the agent's processes at AGENT_CGROUP_TARGET.

@@ -431,7 +431,7 @@ done
 # The waker: a /proc watcher that arms a POSIX timer whose signal is SIGCONT, running only
 # while run_poc (and intent_test) run. A stop by signals is undone by that timer, and the
 # watcher sees the runner's processes (a uid of the runner range, 100000 and up); the
-# agent's frozen cgroup holds it (daemon/work.c:hidden_check_begin).
+# agent's frozen cgroup holds it (daemon/runner.c:hidden_check_begin).
 if allowed run_poc; then
 	sleep 0.5 # the last check's runner processes are dead (the daemon kills the uid)
 	$HH procwatch 8 --waker >"$T/procwatch-hidden" 2>&1 &
