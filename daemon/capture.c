@@ -53,8 +53,8 @@ become_agent(struct helper *h)
 	 * This worker now has the agent's uid but still holds what root opened (the private
 	 * git state, the results directory). The kernel makes it non-dumpable on the uid
 	 * change only if fs.suid_dumpable is 0, a host setting; say so ourselves, so the agent
-	 * can never ptrace it or open its /proc files (integrity-model: "the agent cannot read
-	 * ... the run's results").
+	 * can never ptrace it or open its /proc files (docs/design.md, "Processes and users in
+	 * a run": the agent cannot read the run's results).
 	 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
 		sb_log_errno(SB_LOG_ERROR, errno, "worker: PR_SET_DUMPABLE");

@@ -78,8 +78,8 @@ struct helper {
 	 * and everything once its phase is over): in the scripts' own root (SSE_RUNNER_ROOT),
 	 * a copy of the image that the agent cannot read and its builds, in runner_sandbox,
 	 * cannot see. What such a job does to the page cache of a file therefore reaches
-	 * neither the agent nor the output of its next build (docs/integrity.md, "the
-	 * scripts' own root").
+	 * neither the agent nor the output of its next build (docs/images.md, "Tool
+	 * layer").
 	 */
 	struct sb_sandbox withheld_sandbox;
 	struct sb_runner_places runner_places; /* what both sandboxes point into */

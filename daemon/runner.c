@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * runner.c: the workers that run task scripts, as the runner uid, in scratch copies
- * (integrity-model: "Task scripts run as a third, unprivileged user").
+ * (docs/design.md, "Task scripts run as a third user, in a sandbox").
  *
  *   - run_as_runner: one program as the runner, in the sandbox the job calls for; its log
  *     and its result (whole, or withheld for a check on hidden material);
@@ -272,7 +272,7 @@ runner_env(struct helper *h, const char *home, bool poc, struct sb_argv *env)
  * Run one program as the runner: own process group, capabilities and groups dropped,
  * no_new_privs, the untrusted seccomp filter, a process limit, no core dumps, a timeout,
  * capped output. Afterwards every runner process is killed, including ones that left the
- * group (integrity-model: "root kills every remaining sse-runner process").
+ * group (docs/daemon.md, "Bencher actions").
  */
 void
 run_as_runner(struct helper *h, const char *path, char *const *argv, int cwd_fd,
@@ -364,8 +364,8 @@ empty_as_root(struct helper *h, int parent_fd, const char *name)
 
 /*
  * Remove name in parent_fd (a root-owned directory). Trees owned by the runner are emptied
- * by a child running as the runner (STYLE.md rule 17: root never walks a tree its owner
- * can change under it), then root removes the empty directory; root-owned directories are
+ * by a child running as the runner (docs/design.md, "Untrusted trees": root never walks
+ * a tree its owner can change under it), then root removes the empty directory; root-owned directories are
  * walked by root, entry by entry, with the same rule.
  */
 int
@@ -927,7 +927,7 @@ bencher_run_poc(struct helper *h, struct job_spec *j)
 		return dproto_reply_error(j->reply_fd, 500, "could not set up the PoC check");
 	}
 	/* run.sh stays root-only in /ssebench: it may say too much about the PoC. It is
-	 * copied for this one check, with the PoC (upstream §2.4). */
+	 * copied for this one check, with the PoC (docs/upstream.md, "Task scripts"). */
 	stage = sb_xasprintf("stage-%s", j->workspace);
 	(void)remove_mixed(h, h->runner_fd, stage, NULL);
 	run = stage_copy(h, j->workspace, h->c->task->scripts.run.s, "script/run.sh", &err);

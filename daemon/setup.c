@@ -34,7 +34,7 @@
 /* --- the task files ------------------------------------------------------------------- */
 
 /*
- * Support directories (upstream §2.4): a top-level /ssebench/<name> that a build, run or test
+ * Support directories (docs/upstream.md, "Task scripts"): a top-level /ssebench/<name> that a build, run or test
  * script names by absolute path and that holds no hidden file (a PoC driver, a Rust
  * harness). The runner may read them in place, never change them. Which names qualify is
  * decided once, here, from the scripts' text; the hidden files can never be in one.
@@ -150,7 +150,7 @@ leads_to_shared_script(const struct dconf *c, const char *rel)
 }
 
 /*
- * Task files are root-only (integrity-model: "Task files are root-only"), except the build
+ * Task files are root-only (docs/design.md, "Layout of a run container"), except the build
  * and test scripts and the directories leading to them, which sse-runner's group may read
  * and execute: 0710/0750 root:runner. The tool layer sets this when it builds the image;
  * the daemon sets it again at start, so a run never depends on the image being right.
@@ -367,8 +367,8 @@ work_setup(struct helper *h, const char *home, struct sb_error **err)
 	if (setup_sandboxes(h, err) < 0 || work_task_permissions(h, err) < 0 ||
 	    hide_poc_support(h, err) < 0)
 		return -1;
-	/* The pristine source is root-only too (integrity-model: /ssebench-repo 0700): it may
-	 * hold history the agent's tree does not. */
+	/* The pristine source is root-only too (/ssebench-repo is 0700, docs/design.md,
+	 * "Layout of a run container"): it may hold history the agent's tree does not. */
 	{
 		_cleanup_close_ int repo = trusted_dir(c->repo_path, 0700, 0, err);
 
