@@ -68,8 +68,10 @@ size_t sb_utf8_seq_len(const unsigned char *p, size_t n);
 /*
  * A code point that changes how the text around it is shown without showing itself: C1
  * controls, the bidi embeddings, overrides and isolates (U+202A..E, U+2066..9, U+061C,
- * U+200E/F), zero-width and invisible characters (U+200B..D, U+2060..4, U+FEFF), the line
- * and paragraph separators (U+2028/9), interlinear annotation marks and non-characters.
+ * U+200E/F), zero-width, blank and invisible characters (U+200B..D, U+2060..4, U+206A..F,
+ * U+FEFF, U+00AD, U+034F, the Hangul and Khmer fillers, U+2800, the Mongolian selectors,
+ * variation selectors, tags U+E0000..U+E0FFF, musical formatting), the line and paragraph
+ * separators (U+2028/9), interlinear annotation marks and non-characters.
  */
 bool sb_utf8_hidden(uint32_t c);
 

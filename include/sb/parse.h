@@ -35,6 +35,8 @@ bool sb_task_id_valid(const char *s);
 
 /* Run id: [A-Za-z0-9][A-Za-z0-9_.-]*, 1..SB_RUN_ID_MAX bytes, and not "latest". */
 bool sb_run_id_valid(const char *s);
+/* A job id: a run id that starts with "job-" (job-<UTC stamp>-<hex>). */
+bool sb_job_id_valid(const char *s);
 
 /* A plain name (agent, model, dataset): [a-z0-9][a-z0-9._-]*, at most SB_NAME_MAX. */
 bool sb_name_valid(const char *s);

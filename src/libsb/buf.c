@@ -161,10 +161,14 @@ sb_utf8_seq_len(const unsigned char *p, size_t n)
 bool
 sb_utf8_hidden(uint32_t c)
 {
-	return (c >= 0x80 && c <= 0x9f) || c == 0x061c || (c >= 0x200b && c <= 0x200f) ||
-	       c == 0x2028 || c == 0x2029 || (c >= 0x202a && c <= 0x202e) ||
-	       (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff ||
-	       (c >= 0xfff9 && c <= 0xfffb) || c == 0xfffe || c == 0xffff;
+	return (c >= 0x80 && c <= 0x9f) || c == 0xad || c == 0x034f || c == 0x061c ||
+	       c == 0x115f || c == 0x1160 || c == 0x17b4 || c == 0x17b5 ||
+	       (c >= 0x180b && c <= 0x180f) || (c >= 0x200b && c <= 0x200f) || c == 0x2028 ||
+	       c == 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) ||
+	       (c >= 0x2066 && c <= 0x206f) || c == 0x2800 || c == 0x3164 ||
+	       (c >= 0xfe00 && c <= 0xfe0f) || c == 0xfeff || c == 0xffa0 ||
+	       (c >= 0xfff9 && c <= 0xfffb) || c == 0xfffe || c == 0xffff ||
+	       (c >= 0x1d173 && c <= 0x1d17a) || (c >= 0xe0000 && c <= 0xe0fff);
 }
 
 /* The code point of a valid sequence of len bytes (sb_utf8_seq_len said so). */

@@ -161,6 +161,12 @@ sb_run_id_valid(const char *s)
 }
 
 bool
+sb_job_id_valid(const char *s)
+{
+	return s != NULL && strncmp(s, "job-", 4) == 0 && sb_run_id_valid(s);
+}
+
+bool
 sb_name_valid(const char *s)
 {
 	size_t len = s != NULL ? strlen(s) : 0;

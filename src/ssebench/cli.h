@@ -66,6 +66,14 @@ const char *cli_setting(const char *name, const char *def);
 struct sb_argv;
 
 struct sb_diags;
+struct stat;
+
+/*
+ * Whether a .env of this owner, mode and link count may set anything: the operator's
+ * (the effective user's, or under sudo the caller's), one name, writable by no one else.
+ * If not, *ret_why (malloc'd) says why. settings.c reads only such a file; doctor says so.
+ */
+bool cli_dotenv_trusted(const struct stat *st, char **ret_why);
 
 /*
  * The KEY=value lines of a .env file's text (changed in place) into env: # comments, an

@@ -179,6 +179,15 @@ check_dotenv(struct checks *c)
 		    "no .env here: settings come from the environment only");
 		return;
 	}
+	{
+		_cleanup_free_ char *why = NULL;
+
+		if (S_ISREG(st.st_mode) && !cli_dotenv_trusted(&st, &why)) {
+			add(c, "dotenv", ST_FAIL, "make .env yours, one name, mode 600",
+			    ".env is not read: %s", why);
+			return;
+		}
+	}
 	if (sb_read_file_at(cwd, ".env", SB_OPEN_NO_SYMLINKS, &b, &err) < 0) {
 		add(c, "dotenv", ST_FAIL, "make .env a regular file of yours (not a link)",
 		    ".env is not read: %s", sb_error_message(err));

@@ -40,8 +40,16 @@ static int
 remove_path(const char *path, struct sb_error **err)
 {
 	_cleanup_free_ char *dir = sb_xstrdup(path);
-	char *slash = strrchr(dir, '/');
 	_cleanup_close_ int fd = -1;
+	size_t n = strlen(dir);
+	char *slash;
+
+	/* "jobs/job-x/" names job-x, not an empty name in it. */
+	while (n > 1 && dir[n - 1] == '/')
+		dir[--n] = '\0';
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash[1] == '\0')
+		return sb_error_set(err, EINVAL, "will not remove '%s'", path);
 
 	if (slash == NULL)
 		return sb_remove_tree_at(AT_FDCWD, path, err);
@@ -126,7 +134,7 @@ cmd_jobs_list(const struct cli_command *cmd, int argc, char **argv)
 		struct sb_error *err = NULL;
 		struct job j;
 
-		if (job_id_valid(names[i]->d_name)) {
+		if (sb_job_id_valid(names[i]->d_name)) {
 			if (job_open(names[i]->d_name, true, &j, &err) == 0)
 				json_array_append_new(all, job_json(&j, false));
 			else {
@@ -269,7 +277,8 @@ cmd_jobs_resume(const struct cli_command *cmd, int argc, char **argv)
  * nowhere. 1 removed, 0 not this job's run (or gone), -1 outside the root.
  */
 static int
-remove_job_run(const char *root, int root_fd, const char *dir, const char *job_id)
+remove_job_run(const char *root, int root_fd, const char *dir, const char *run_id,
+    const char *job_id)
 {
 	_cleanup_free_ char *real = realpath(dir, NULL), *parent = NULL;
 	_cleanup_close_ int pfd = -1, fd = -1;
@@ -283,6 +292,15 @@ remove_job_run(const char *root, int root_fd, const char *dir, const char *job_i
 	if (root == NULL || root_fd < 0 || strncmp(real, root, n) != 0 || real[n] != '/')
 		return -1;
 	rel = real + n + 1;
+	/* A run directory is <task>/<model>/<agent>/<run id>, and never the jobs directory. */
+	{
+		size_t slashes = 0;
+
+		for (const char *p = rel; *p != '\0'; p++)
+			slashes += *p == '/';
+		if (slashes != 3 || strncmp(rel, "jobs/", 5) == 0)
+			return -1;
+	}
 	name = strrchr(rel, '/');
 	parent = name != NULL ? sb_xstrndup(rel, (size_t)(name - rel)) : sb_xstrdup(".");
 	name = name != NULL ? name + 1 : rel;
@@ -293,9 +311,14 @@ remove_job_run(const char *root, int root_fd, const char *dir, const char *job_i
 	if (fd < 0 || sb_json_load_file_at(fd, "summary.json", SB_JSON_FILE_MAX, &sum, NULL) < 0)
 		return 0;
 	id = json_string_value(json_object_get(json_object_get(sum, "job"), "id"));
-	if (id == NULL || strcmp(id, job_id) != 0)
+	if (id == NULL || strcmp(id, job_id) != 0 || run_id == NULL || strcmp(name, run_id) != 0 ||
+	    !sb_streq(json_string_value(json_object_get(sum, "run_id")), run_id))
 		return 0;
-	if (sb_remove_tree_at(pfd, name, &err) < 0) {
+	/* Emptied through the descriptor checked above, then the name removed: a link swapped
+	 * in meanwhile is only unlinked, never followed. */
+	if (sb_empty_dir_at(fd, &err) < 0 || unlinkat(pfd, name, AT_REMOVEDIR) < 0) {
+		if (err == NULL)
+			sb_error_errno(&err, errno, "remove '%s'", dir);
 		sb_log(SB_LOG_WARN, "%s, ignoring", sb_error_message(err));
 		sb_error_release(&err);
 		return 0;
@@ -339,7 +362,8 @@ cmd_jobs_remove(const struct cli_command *cmd, int argc, char **argv)
 
 		for (size_t i = 0; i < j.n; i++)
 			if (j.slots[i].dir != NULL)
-				switch (remove_job_run(root, root_fd, j.slots[i].dir, j.id)) {
+				switch (remove_job_run(root, root_fd, j.slots[i].dir, j.slots[i].run_id,
+				    j.id)) {
 				case 1: removed++; break;
 				case -1: outside++; break;
 				default: break;

@@ -197,14 +197,22 @@ one_run(const struct cli_command *cmd, int argc, char **argv, const struct optio
 static void
 run_attach_flags(json_t *runs)
 {
+	_cleanup_free_ char *root = realpath(results_root(), NULL);
 	json_t *e;
 	size_t i;
 
 	json_array_foreach (runs, i, e) {
 		const char *dir = json_string_value(json_object_get(e, "results_dir"));
-		_cleanup_close_ int fd = dir != NULL ? sb_open_dir(dir, NULL) : -1;
+		_cleanup_free_ char *real = dir != NULL ? realpath(dir, NULL) : NULL;
+		_cleanup_close_ int fd = -1;
+		size_t n = root != NULL ? strlen(root) : 0;
 		json_t *s = NULL;
 
+		/* The label is the container's, which its image may have set: only a directory
+		 * below the results directory is read. */
+		if (real == NULL || root == NULL || strncmp(real, root, n) != 0 || real[n] != '/')
+			continue;
+		fd = sb_open_dir(real, NULL);
 		if (fd < 0 || sb_json_load_file_at(fd, "summary.json", SB_JSON_FILE_MAX, &s, NULL) < 0)
 			continue;
 		if (json_is_array(json_object_get(s, "flags")) &&

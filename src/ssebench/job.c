@@ -89,11 +89,6 @@ job_root(void)
 	return sb_xasprintf("%s/jobs", results_root());
 }
 
-bool
-job_id_valid(const char *id)
-{
-	return id != NULL && strncmp(id, "job-", 4) == 0 && sb_run_id_valid(id);
-}
 
 static json_t *
 slot_to_json(const struct job_slot *s)
@@ -237,7 +232,7 @@ job_open(const char *which, bool index, struct job *j, struct sb_error **err)
 
 	memset(j, 0, sizeof(*j));
 	j->dir_fd = j->lock_fd = -1;
-	if (strchr(which, '/') == NULL && job_id_valid(which))
+	if (strchr(which, '/') == NULL && sb_job_id_valid(which))
 		j->path = sb_xasprintf("%s/%s", root, which);
 	else
 		j->path = sb_xstrdup(which);
@@ -255,9 +250,23 @@ job_open(const char *which, bool index, struct job *j, struct sb_error **err)
 		return sb_error_set(err, EPROTO, "the job %s is of version %lld, newer than this "
 		    "ssebench reads (%d)", j->path, (long long)json_integer_value(v), JOB_VERSION);
 	/* The id goes into paths, labels and messages: the shape job ids have, or nothing. */
-	if (!job_id_valid(json_string_value(json_object_get(j->spec, "job_id"))))
+	if (!sb_job_id_valid(json_string_value(json_object_get(j->spec, "job_id"))))
 		return sb_error_set(err, EINVAL, "%s/job.json is corrupt (its job_id is no job id)",
 		    j->path);
+	/* A job is the directory named by its id: one that claims another's id would act on
+	 * the other job's runs (jobs remove --with-runs). */
+	{
+		_cleanup_free_ char *trimmed = sb_xstrdup(j->path);
+		size_t n = strlen(trimmed);
+		const char *base;
+
+		while (n > 1 && trimmed[n - 1] == '/')
+			trimmed[--n] = '\0';
+		base = strrchr(trimmed, '/') ? strrchr(trimmed, '/') + 1 : trimmed;
+		if (strcmp(base, json_string_value(json_object_get(j->spec, "job_id"))) != 0)
+			return sb_error_set(err, EINVAL, "%s/job.json is corrupt (its job_id is not "
+			    "the directory's name)", j->path);
+	}
 	j->id = sb_xstrdup(json_string_value(json_object_get(j->spec, "job_id")));
 	if (index && load_index(j, err) < 0)
 		return sb_error_prefix(err, "%s", j->path);

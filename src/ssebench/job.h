@@ -65,9 +65,6 @@ struct job_counts {
 /* <results>/jobs (malloc'd). */
 char *job_root(void);
 
-/* "job-" and a run id's characters. */
-bool job_id_valid(const char *id);
-
 const char *job_slot_state_name(enum job_slot_state s);
 
 /*

@@ -847,7 +847,7 @@ report_render(
 	case REPORT_JSON: {
 		/* 15 significant digits: the model's reals are rounded, and print as such. */
 		_cleanup_free_ char *s =
-		    sb_json_dumps(model, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+		    sb_json_dumps(model, JSON_INDENT(2) | JSON_REAL_PRECISION(15) | JSON_ENSURE_ASCII);
 
 		if (sb_buf_appends(out, s, err) < 0)
 			return -1;

@@ -20,6 +20,7 @@
 #include "sb/json.h"
 #include "sb/limits.h"
 #include "sb/mem.h"
+#include "sb/parse.h"
 
 #include "report.h"
 #include "run.h"
@@ -711,11 +712,11 @@ report_read_job(const char *dir, json_t *input, struct sb_error **err)
 		return sb_error_prefix(err, "%s", dir);
 	job_id = json_string_value(json_object_get(job, "job_id"));
 	matrix = json_object_get(job, "matrix");
-	if (job_id == NULL || !json_is_object(matrix) ||
+	if (!sb_job_id_valid(job_id) || !json_is_object(matrix) ||
 	    !json_is_integer(json_object_get(matrix, "attempts")) ||
 	    json_integer_value(json_object_get(matrix, "attempts")) < 1)
 		return sb_error_set(err, EINVAL,
-		    "%s/job.json: needs \"job_id\" (a string) and \"matrix\" with \"attempts\" (a "
+		    "%s/job.json: needs \"job_id\" (a job id) and \"matrix\" with \"attempts\" (a "
 		    "positive integer)",
 		    dir);
 	if (sb_json_load_file_at(fd, "index.json", SB_JSON_FILE_MAX, &index, err) < 0)

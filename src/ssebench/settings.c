@@ -93,13 +93,19 @@ static const char *const env_only[] = { "SSEBENCH_DOCKER", NULL };
  * user (or, under sudo, the user who ran sudo) and writable by no one else. A .env another
  * user left in a shared directory is refused, and that is said.
  */
-static bool
-dotenv_trusted(const struct stat *st, char **ret_why)
+bool
+cli_dotenv_trusted(const struct stat *st, char **ret_why)
 {
 	uid_t me = geteuid();
 	const char *sudo = getenv("SUDO_UID");
 	uint64_t sudo_uid;
 
+	/* A second name: another user may have linked a file of ours they can influence. */
+	if (st->st_nlink != 1) {
+		*ret_why = sb_xasprintf("it has %ju names (hard links); keep one",
+		    (uintmax_t)st->st_nlink);
+		return false;
+	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
 		*ret_why = sb_xasprintf("it is writable by others (mode %04o); chmod 600 .env",
 		    (unsigned)(st->st_mode & 07777));
@@ -139,7 +145,7 @@ load_dotenv(void)
 		sb_error_set(&err, EINVAL, "'.env' is not a regular file");
 	else if (fd >= 0 && (unsigned long long)st.st_size > b.max)
 		sb_error_set(&err, EFBIG, "'.env' is larger than %zu bytes", b.max);
-	else if (fd >= 0 && !dotenv_trusted(&st, &why))
+	else if (fd >= 0 && !cli_dotenv_trusted(&st, &why))
 		sb_error_set(&err, EPERM, "%s", why);
 	else if (fd >= 0)
 		(void)sb_buf_read_fd(&b, fd, &err);

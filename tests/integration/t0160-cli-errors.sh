@@ -219,6 +219,14 @@ if [ "$(id -u)" = 0 ]; then
 	unlike "$r_err" "SSEBENCH_EGRESS" "and none of its settings is used"
 	chown 0 "$w2/.env"
 fi
+printf 'SSEBENCH_EGRESS=bogus\n' >"$w2/.env.real" && chmod 600 "$w2/.env.real"
+rm -f "$w2/.env" && ln "$w2/.env.real" "$w2/.env"
+run_cmd r sh -c 'cd "$1" && "$2" run --task x --agent y' _ "$w2" "$SSEBENCH"
+like "$r_err" "it has 2 names \(hard links\)" "a .env with a second name is not read"
+run_cmd r sh -c 'cd "$1" && "$2" doctor --json' _ "$w2" "$SSEBENCH"
+like "$r_out" '"detail": "\.env is not read: it has 2 names' "doctor says the same of it"
+rm -f "$w2/.env" "$w2/.env.real"
+printf 'SSEBENCH_EGRESS=bogus\n' >"$w2/.env"
 chmod 666 "$w2/.env"
 run_cmd r sh -c 'cd "$1" && "$2" run --task x --agent y' _ "$w2" "$SSEBENCH"
 like "$r_err" "it is writable by others \(mode 0666\)" "a .env others may write is not read"
@@ -260,6 +268,28 @@ printf '{"version":1,"job_id":"%s","slots":[{"key":"t/a/m/1","task":"t","agent":
 run_cmd r "$SSEBENCH" jobs remove --with-runs "$jid"
 ok "$([ -d "$victim" ]; echo $?)" "jobs remove --with-runs: a run directory outside the results directory stays"
 like "$r_err" "1 run directory of the job left alone: not below the results directory" "and that is said"
+# Its own run, below the results directory and named as the index says, does go.
+own="$SSEBENCH_RESULTS/t/m/a/20250101-000001-bbbbbb"
+mkdir -p "$own" "$SSEBENCH_RESULTS/jobs/$jid"
+printf '{"job":{"id":"%s"},"run_id":"20250101-000001-bbbbbb"}' "$jid" >"$own/summary.json"
+printf '{"version":1,"job_id":"%s","created_at":"x","matrix":{},"options":{}}' "$jid" \
+	>"$SSEBENCH_RESULTS/jobs/$jid/job.json"
+printf '{"version":1,"job_id":"%s","slots":[{"key":"t/a/m/1","task":"t","agent":"a","model":"m","attempt":1,"state":"done","run_id":"20250101-000001-bbbbbb","dir":"%s","status":"failed","reason":null,"tries":[]}]}' \
+	"$jid" "$own" >"$SSEBENCH_RESULTS/jobs/$jid/index.json"
+run_cmd r "$SSEBENCH" jobs remove --with-runs "$jid"
+is "$r_rc:$r_out" "0:removed job $jid and 1 run directory" "jobs remove --with-runs: the job's own run goes"
+ok "$([ ! -e "$own" ] && [ -d "$SSEBENCH_RESULTS/t/m/a" ]; echo $?)" "and only it"
+# A job directory that claims another job's id acts on nothing of the other's.
+mkdir -p "$own" "$SSEBENCH_RESULTS/jobs/job-20250101-000000-eeeeee"
+printf '{"job":{"id":"%s"},"run_id":"20250101-000001-bbbbbb"}' "$jid" >"$own/summary.json"
+printf '{"version":1,"job_id":"%s","created_at":"x","matrix":{},"options":{}}' "$jid" \
+	>"$SSEBENCH_RESULTS/jobs/job-20250101-000000-eeeeee/job.json"
+run_cmd r "$SSEBENCH" jobs remove --with-runs job-20250101-000000-eeeeee
+is "$r_rc" 1 "a job.json claiming another job's id: refused"
+like "$r_err" "its job_id is not the directory's name" "and said"
+ok "$([ -d "$own" ]; echo $?)" "the other job's run stays"
+run_cmd r "$SSEBENCH" jobs remove "$SSEBENCH_RESULTS/jobs/job-20250101-000000-eeeeee/"
+like "$r_err" "job_id is not the directory's name" "a job named with a trailing slash is the same job"
 mkdir -p "$SB_TMP/jr/evil"
 printf '{"version":1,"job_id":"job-x\\u001b]0;PWNED\\u0007"}' >"$SB_TMP/jr/evil/job.json"
 run_cmd r "$SSEBENCH" jobs remove "$SB_TMP/jr/evil"

@@ -118,6 +118,10 @@ static const struct {
 	{ "line\xe2\x80\xa8" "sep", "line\\u{2028}sep" },	/* a line break to some */
 	{ "alm\xd8\x9c", "alm\\u{061C}" },			/* Arabic letter mark */
 	{ "bom\xef\xbb\xbf", "bom\\u{FEFF}" },
+	{ "tag\xf3\xa0\x81\x81", "tag\\u{E0041}" },		/* a tag character */
+	{ "vs\xef\xb8\x8f", "vs\\u{FE0F}" },			/* a variation selector */
+	{ "hf\xe3\x85\xa4", "hf\\u{3164}" },			/* a Hangul filler */
+	{ "shy\xc2\xad", "shy\\u{00AD}" },			/* a soft hyphen */
 	{ "ok \xe2\x80\x94 dash", "ok \xe2\x80\x94 dash" },	/* an em dash is text */
 };
 
