@@ -38,6 +38,8 @@ char **sb_argv_detach(struct sb_argv *a);
  */
 void sb_env_set(struct sb_argv *env, const char *name, const char *value);
 const char *sb_env_get(const struct sb_argv *env, const char *name);
+/* A name a shell takes for a variable: [A-Za-z_][A-Za-z0-9_]*. */
+bool sb_env_name_valid(const char *s);
 /* Remove NAME=... from env, if there. */
 void sb_env_unset(struct sb_argv *env, const char *name);
 

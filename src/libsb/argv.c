@@ -128,6 +128,18 @@ sb_env_set(struct sb_argv *env, const char *name, const char *value)
 	env->v[i] = sb_xasprintf("%s=%s", name, value);
 }
 
+bool
+sb_env_name_valid(const char *s)
+{
+	if (s == NULL || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return false;
+	for (s++; *s != '\0'; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+			(*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
 void
 sb_env_unset(struct sb_argv *env, const char *name)
 {

@@ -22,6 +22,10 @@ struct cli_command {
 /* Print "ssebench: <message>" on stderr and return 1 (a user error). */
 int cli_fail(const char *fmt, ...) _printf_(1, 2);
 
+/* cli_fail with the error's message, which is released; returns 1. */
+struct sb_error;
+int cli_fail_err(struct sb_error **err);
+
 /* Print the usage line and a hint to stderr and return 2 (a usage error). */
 int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...) _printf_(2, 3);
 

@@ -26,14 +26,6 @@
 #include "job.h"
 #include "run.h"
 
-static int
-fail_with(struct sb_error **err)
-{
-	int rc = cli_fail("%s", sb_error_message(*err));
-
-	sb_error_release(err);
-	return rc;
-}
 
 /* Remove the tree at path (its last component in its parent directory). */
 static int
@@ -204,7 +196,7 @@ cmd_jobs_show(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "one job, please");
 	if (job_open(argv[optind], true, &j, &err) < 0) {
 		job_release(&j);
-		return fail_with(&err);
+		return cli_fail_err(&err);
 	}
 	o = job_json(&j, true);
 	if (as_json) {
@@ -348,7 +340,7 @@ cmd_jobs_remove(const struct cli_command *cmd, int argc, char **argv)
 	/* A corrupt index still lets the job go: its runs stay, unless the index names them. */
 	if (job_open(argv[optind], with_runs, &j, &err) < 0) {
 		job_release(&j);
-		return fail_with(&err);
+		return cli_fail_err(&err);
 	}
 	if (job_is_running(&j)) {
 		rc = cli_fail("the job %s is running: stop it first (Ctrl-C where it runs)", j.id);
@@ -379,7 +371,7 @@ cmd_jobs_remove(const struct cli_command *cmd, int argc, char **argv)
 
 		job_release(&j);
 		if (remove_path(path, &err) < 0)
-			return fail_with(&err);
+			return cli_fail_err(&err);
 		printf("removed job %s%s", cli_safe(id), with_runs ? "" : "\n");
 		if (with_runs)
 			printf(" and %zu run director%s\n", removed, removed == 1 ? "y" : "ies");

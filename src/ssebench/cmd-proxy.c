@@ -55,14 +55,6 @@
 #define WAIT_DEFAULT_S 180 /* LiteLLM with a database migrates it at start: it can take a while */
 #define LOG_LINES "20"
 
-static int
-fail_with(struct sb_error **err)
-{
-	int rc = cli_fail("%s", sb_error_message(*err));
-
-	sb_error_release(err);
-	return rc;
-}
 
 /* `docker ARGS...`: its exit code, with its stderr (trimmed) in *ret_why when it is not 0. */
 static int
@@ -97,7 +89,7 @@ inspect(const char *name, struct proxy_container *pc, bool *ret_exists, int *rc)
 		*ret_exists = false;
 		return 0;
 	}
-	*rc = fail_with(&err);
+	*rc = cli_fail_err(&err);
 	return -1;
 }
 
@@ -382,7 +374,7 @@ cmd_proxy_up(const struct cli_command *cmd, int argc, char **argv)
 	if (image == NULL)
 		image = cli_setting("SSEBENCH_PROXY_IMAGE", NULL);
 	if (proxy_port(&port, &err) < 0 || (admin = proxy_admin_url(&err)) == NULL)
-		return fail_with(&err);
+		return cli_fail_err(&err);
 	url = sb_xasprintf("http://127.0.0.1:%u", port);
 	if (cli_need_engine() != 0)
 		return SB_EXIT_FAILURE;
@@ -419,7 +411,7 @@ cmd_proxy_up(const struct cli_command *cmd, int argc, char **argv)
 			sb_argv_pushl(&a, "start", name, NULL);
 			code = docker_do(&a, 120000, &why, &err);
 			if (code < 0)
-				return fail_with(&err);
+				return cli_fail_err(&err);
 			if (code != 0)
 				return cli_fail("docker start %s: %s", name, cli_safe(why));
 			progress("started the existing model proxy container %s", name);
@@ -450,7 +442,7 @@ cmd_proxy_up(const struct cli_command *cmd, int argc, char **argv)
 	if (make_config(&config, digest, &names, &err) < 0 ||
 	    proxy_env(&names, &env, &secrets, &missing, &err) < 0 ||
 	    stage_write(&st, &env, config, &err) < 0)
-		return fail_with(&err);
+		return cli_fail_err(&err);
 	for (size_t i = 0; i < missing.n; i++)
 		sb_log(SB_LOG_WARN, "%s is not set (environment or .env): the models that use it "
 				    "will fail at their provider",
@@ -470,7 +462,7 @@ cmd_proxy_up(const struct cli_command *cmd, int argc, char **argv)
 	progress("creating the model proxy container %s from %s", name, cli_safe(image));
 	code = docker_do(&a, 600000, &why, &err);
 	if (code < 0)
-		return fail_with(&err);
+		return cli_fail_err(&err);
 	if (code != 0)
 		return cli_fail("docker create %s: %s", name, cli_safe(why));
 
@@ -493,7 +485,7 @@ cmd_proxy_up(const struct cli_command *cmd, int argc, char **argv)
 		(void)docker_do(&rm, 120000, NULL, NULL);
 		sb_argv_release(&rm);
 		if (code < 0)
-			return fail_with(&err);
+			return cli_fail_err(&err);
 		return cli_fail("starting the model proxy container %s: %s", name, cli_safe(why));
 	}
 	rc = wait_healthy(name, url, wait_s, &secrets);
@@ -555,7 +547,7 @@ cmd_proxy_down(const struct cli_command *cmd, int argc, char **argv)
 	sb_argv_pushl(&a, "rm", "--force", name, NULL);
 	code = docker_do(&a, 120000, &why, &err);
 	if (code < 0)
-		return fail_with(&err);
+		return cli_fail_err(&err);
 	if (code != 0)
 		return cli_fail("docker rm %s: %s", name, cli_safe(why));
 	printf("stopped and removed the model proxy container %s\n", name);
@@ -586,7 +578,7 @@ cmd_proxy_status(const struct cli_command *cmd, int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if ((admin = proxy_admin_url(&err)) == NULL)
-		return fail_with(&err);
+		return cli_fail_err(&err);
 	if (cli_need_engine() != 0)
 		return SB_EXIT_FAILURE;
 	if (inspect(name, &pc, &exists, &rc) < 0)

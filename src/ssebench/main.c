@@ -605,6 +605,15 @@ cli_fail(const char *fmt, ...)
 }
 
 int
+cli_fail_err(struct sb_error **err)
+{
+	int rc = cli_fail("%s", sb_error_message(*err));
+
+	sb_error_release(err);
+	return rc;
+}
+
+int
 cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 {
 	_cleanup_free_ char *msg = NULL;

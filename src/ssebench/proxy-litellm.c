@@ -72,18 +72,6 @@ proxy_ynode_json(const struct sb_ynode *n)
 	return json_null();
 }
 
-bool
-proxy_env_name_valid(const char *s)
-{
-	if (s == NULL || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-		return false;
-	for (s++; *s != '\0'; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-			(*s >= '0' && *s <= '9') || *s == '_'))
-			return false;
-	return true;
-}
-
 void
 proxy_env_refs(const struct sb_ynode *n, struct sb_argv *names)
 {
@@ -100,7 +88,7 @@ proxy_env_refs(const struct sb_ynode *n, struct sb_argv *names)
 	if (n->type != SB_YSCALAR_STR || strncmp(n->value, ENV_PREFIX, strlen(ENV_PREFIX)) != 0)
 		return;
 	name = n->value + strlen(ENV_PREFIX);
-	if (!proxy_env_name_valid(name))
+	if (!sb_env_name_valid(name))
 		return;
 	for (size_t i = 0; i < names->n && !seen; i++)
 		seen = strcmp(names->v[i], name) == 0;
@@ -174,7 +162,7 @@ proxy_litellm_config(const char *dir, json_t **ret_config, struct sb_argv *ret_e
 int
 proxy_env_file_add(struct sb_buf *b, const char *name, const char *value, struct sb_error **err)
 {
-	if (!proxy_env_name_valid(name))
+	if (!sb_env_name_valid(name))
 		return sb_error_set(err, EINVAL, "'%s' is not a variable name", name);
 	/* docker reads one NAME=value a line and takes the value as it is: no quoting. */
 	if (strpbrk(value, "\r\n") != NULL)

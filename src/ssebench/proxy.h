@@ -103,9 +103,6 @@ void proxy_container_release(struct proxy_container *c);
 /* A YAML node as JSON, scalars typed as the loader resolved them (new reference). */
 struct json_t *proxy_ynode_json(const struct sb_ynode *n);
 
-/* [A-Za-z_][A-Za-z0-9_]* */
-bool proxy_env_name_valid(const char *name);
-
 /* The NAME of every "os.environ/NAME" string below n, each once, appended to names. */
 void proxy_env_refs(const struct sb_ynode *n, struct sb_argv *names);
 

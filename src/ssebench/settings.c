@@ -26,19 +26,6 @@
 static struct sb_argv dotenv = SB_ARGV_INIT;
 static bool dotenv_loaded;
 
-/* A name a shell would take for a variable: [A-Za-z_][A-Za-z0-9_]*. */
-static bool
-env_name_valid(const char *s)
-{
-	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-		return false;
-	for (s++; *s != '\0'; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-			(*s >= '0' && *s <= '9') || *s == '_'))
-			return false;
-	return true;
-}
-
 void
 cli_dotenv_parse(char *text, struct sb_argv *env, struct sb_diags *diags)
 {
@@ -63,7 +50,7 @@ cli_dotenv_parse(char *text, struct sb_argv *env, struct sb_diags *diags)
 		if (eq != NULL)
 			*eq = '\0';
 		/* Not KEY=value: said, since a mistyped line silently dropped is a setting lost. */
-		if (eq == NULL || !env_name_valid(line)) {
+		if (eq == NULL || !sb_env_name_valid(line)) {
 			if (diags != NULL)
 				sb_diags_add(diags, ".env", lineno, 1, "not a KEY=value line; ignored");
 			continue;
