@@ -90,7 +90,7 @@ for mode in sandbox sidecar; do
 		is "$(stub_eval "'$key' in sum([x.get('deleted', []) for x in l], [])")" True \
 			"$agent ($mode): the run's key was deleted after the run"
 		is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" \
-			"$SSEBENCH_PROXY_ADMIN_URL/v1/models")" 404 "$agent ($mode): and it no longer works"
+			"$SSEBENCH_PROXY_ADMIN_URL/v1/models")" 401 "$agent ($mode): and it no longer works"
 		is "$(field "$dir/result.json" '(d["scored"], d["patch_result"]["build_success"], d["patch_result"]["status"])')" \
 			"(True, True, 'failed')" "$agent ($mode): scored and graded (built; \"I'm done.\" fixes nothing)"
 		is "$(cat "$dir/final.patch" 2>/dev/null)" "" "$agent ($mode): nothing of the agent's in the source tree"
@@ -122,12 +122,12 @@ like "$inspect" '"Running": true' "kept run: the container is up after grading"
 unlike "$inspect" "$key|SSE_API_KEY" "kept run: docker inspect shows neither the key nor its name"
 unlike "$(ps -eo args)" "$key" "kept run: no command line on the host holds the key"
 is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" \
-	"$SSEBENCH_PROXY_ADMIN_URL/v1/models")" 404 "kept run: the key was revoked when the agent phase ended (the container lives on)"
+	"$SSEBENCH_PROXY_ADMIN_URL/v1/models")" 401 "kept run: the key was revoked when the agent phase ended (the container lives on)"
 "$SSEBENCH" runs stop --grace 5 "keep-$tag" >/dev/null 2>&1
 wait "$keep_pid"
 is "$?" 0 "kept run: graded, and ends when stopped"
 is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" \
-	"$SSEBENCH_PROXY_ADMIN_URL/v1/models")" 404 "kept run: its key is deleted when it ends"
+	"$SSEBENCH_PROXY_ADMIN_URL/v1/models")" 401 "kept run: its key is deleted when it ends"
 "$SSEBENCH" runs remove "keep-$tag" >/dev/null 2>&1
 
 # A model the proxy does not serve: refused before the run starts, and its key is deleted.
