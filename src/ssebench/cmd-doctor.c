@@ -28,10 +28,12 @@
 #include "sb/runlimits.h"
 
 #include "cli.h"
+#include "disk.h"
 #include "docker.h"
 #include "images.h"
 #include "models.h"
 #include "proxy.h"
+#include "run.h"
 
 enum status { ST_OK, ST_WARN, ST_FAIL, ST_SKIP };
 static const char *const status_word[] = { "ok", "warn", "FAIL", "skip" };
@@ -121,7 +123,7 @@ check_client(struct checks *c)
 static void
 check_disk(struct checks *c)
 {
-	const char *results = cli_setting("SSEBENCH_RESULTS", "results");
+	const char *results = results_root();
 	_cleanup_free_ char *dir = sb_xstrdup(results);
 	_cleanup_free_ char *dv = sb_run_limit_resolve(SB_RUN_LIMIT_DISK,
 	    cli_setting("SSEBENCH_DISK", NULL), NULL);
@@ -146,14 +148,14 @@ check_disk(struct checks *c)
 			*slash = '\0';
 	}
 	(void)sb_parse_u64(dv, 1, UINT64_MAX, &disk, NULL);
-	need = 2 * disk;
+	need = disk_room_needed(disk);
 	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 	if (avail < need)
 		add(c, "results-disk", ST_FAIL,
 		    "free space there, point SSEBENCH_RESULTS at a larger file system, or lower "
 		    "SSEBENCH_DISK",
 		    "%.1f GiB free under %s; a run needs %.1f GiB (two file systems of "
-		    "SSEBENCH_DISK)",
+		    "SSEBENCH_DISK and 1 GiB to spare)",
 		    (double)avail / (1 << 30), where, (double)need / (1 << 30));
 	else
 		add(c, "results-disk", ST_OK, NULL,

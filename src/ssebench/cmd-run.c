@@ -973,7 +973,7 @@ print_json_result(struct run_opts *o, const json_t *result, const char *status,
     int exit_code)
 {
 	const json_t *pr = json_object_get(result, "patch_result");
-	json_t *j = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:b, s:b, s:b, s:I, s:s, s:i}",
+	json_t *j = json_pack("{s:s?, s:s, s:s, s:s?, s:s?, s:b, s:b, s:b, s:I, s:s?, s:i}",
 	    "run_id", o->run_id, "task", o->task, "agent", o->agent, "model", o->model, "status",
 	    status, "scored", scored, "interrupted", interrupted, "forfeit", forfeit, "flags_total",
 	    (json_int_t)flags_total, "results_dir", run_dir, "exit_code", exit_code);
@@ -981,6 +981,10 @@ print_json_result(struct run_opts *o, const json_t *result, const char *status,
 
 	if (json_is_object(pr))
 		json_object_set_new(j, "patch_result", json_deep_copy(pr));
+	/* No record: the run ended before it was graded, and stderr said why. */
+	if (result == NULL)
+		json_object_set_new(j, "error", json_string(exit_code == SB_EXIT_INTERRUPTED
+			? "interrupted" : "the run ended early: see stderr"));
 	line = sb_json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
 	printf("%s\n", line);
 	free(line);
@@ -1838,17 +1842,9 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 	if (run_opts_parse(cmd, argc, argv, &o, &rc) == 0) {
 		rc = o.task != NULL ? do_run(&o) : job_run(&o);
 		/* A run that ended before its outcome still gives a CI job its one object. */
-		if (o.task != NULL && o.json_events && !o.json_printed) {
-			json_t *j = json_pack("{s:s?, s:s, s:s, s:s?, s:n, s:b, s:i, s:s}", "run_id",
-			    o.run_id, "task", o.task, "agent", o.agent, "model", o.model, "status",
-			    "scored", 0, "exit_code", rc, "error",
-			    rc == SB_EXIT_INTERRUPTED ? "interrupted" : "the run ended early: see stderr");
-			char *line = sb_json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
-
-			printf("%s\n", line);
-			free(line);
-			json_decref(j);
-		}
+		if (o.task != NULL && o.json_events && !o.json_printed)
+			print_json_result(&o, NULL, NULL, false, rc == SB_EXIT_INTERRUPTED, false, 0,
+			    NULL, rc);
 	}
 	run_opts_release(&o);
 	return rc;

@@ -593,16 +593,23 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	{
 		const char *root = dir ? dir : results_root();
-		struct stat st;
+		struct sb_error *oerr = NULL;
+		_cleanup_close_ int rfd = sb_open_dir(root, &oerr);
 
 		/* A directory the user named must be there; the default may not be yet. */
-		if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		if (rfd < 0) {
+			bool fresh = dir == NULL && sb_error_code(oerr) == ENOENT;
+
 			json_decref(found);
 			json_decref(sorted);
 			json_decref(skipped);
-			if (dir != NULL || errno != ENOENT)
-				return cli_fail("cannot read the results directory '%s': %s", root,
-				    errno == 0 ? "not a directory" : strerror(errno));
+			if (!fresh) {
+				rc = cli_fail("cannot read the results directory '%s': %s", root,
+				    strerror(sb_error_code(oerr)));
+				sb_error_release(&oerr);
+				return rc;
+			}
+			sb_error_release(&oerr);
 			if (as_json) {
 				json_t *none = json_pack("{s:[], s:{}, s:[]}", "runs", "tiers", "skipped");
 
@@ -612,12 +619,7 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 				printf("no runs: %s does not exist yet\n", cli_safe(root));
 			return SB_EXIT_OK;
 		}
-		{
-			_cleanup_close_ int rfd = sb_open_dir(root, NULL);
-
-			if (rfd >= 0)
-				scan_summaries(rfd, root, 0, found, skipped);
-		}
+		scan_summaries(rfd, root, 0, found, skipped);
 	}
 	n = json_array_size(found);
 	v = sb_xcalloc(n ? n : 1, sizeof(*v));

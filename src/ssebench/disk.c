@@ -130,12 +130,17 @@ image_headroom(int dirfd, const char *name)
  * still grow by, holds this run's two images and a margin. Called with root locked, so
  * two runs starting at once do not both count the same room.
  */
+uint64_t
+disk_room_needed(uint64_t bytes)
+{
+	return bytes * DISK_FS_COUNT + ((uint64_t)1 << 30);
+}
+
 static int
 check_room(int rootfd, const char *root, uint64_t bytes, struct sb_error **err)
 {
 	static const char *const images[] = { "disk.img", "harness.img" };
-	const uint64_t margin = (uint64_t)1 << 30;
-	uint64_t promised = 0, free_bytes, need = bytes * DISK_FS_COUNT + margin;
+	uint64_t promised = 0, free_bytes, need = disk_room_needed(bytes);
 	struct statvfs vfs;
 	char **names = NULL;
 	size_t n = 0;

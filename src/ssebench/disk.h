@@ -86,4 +86,8 @@ void disk_release(struct run_disk *d);
  */
 void disk_sweep(const char *root);
 
+/* The free space one run's disks of bytes each may grow into: both file systems and
+ * 1 GiB to spare (what disk_create asks of the file system it makes them on). */
+uint64_t disk_room_needed(uint64_t bytes);
+
 #endif
