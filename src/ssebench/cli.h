@@ -43,12 +43,13 @@ struct sb_dataset;
 int cli_no_task(const struct sb_dataset *ds, const char *name);
 
 /*
- * The tasks of ds that --task values select, in the dataset's order within each value,
- * each once, appended to out: a value is an id or a pattern (*, ?, [...]). Every value that
- * selects nothing is said (an id with the closest one); returns 1 if any did, else 0.
+ * The tasks of ds that the values of flag select, in the dataset's order within each value,
+ * each once, appended to out: a value is an id or a pattern (*, ?, [...], sb/glob.h). Every
+ * value that selects nothing is said (an id with the closest one, a pattern by flag);
+ * returns how many did.
  */
 struct sb_argv;
-int cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted,
+int cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted, const char *flag,
     struct sb_argv *out);
 
 /* Warn that the flag or form old is deprecated in favour of new (they still work). */

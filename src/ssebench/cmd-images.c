@@ -122,7 +122,7 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 	if (wanted.n == 0)
 		for (size_t i = 0; i < ds->n; i++)
 			sb_argv_push(&chosen, ds->tasks[i]->name);
-	else if (cli_select_tasks(ds, &wanted, &chosen) != 0) {
+	else if (cli_select_tasks(ds, &wanted, "--task", &chosen) != 0) {
 		sb_dataset_free(ds);
 		return SB_EXIT_FAILURE;
 	}

@@ -1180,7 +1180,7 @@ select_tasks(struct verify *vf, const struct sb_argv *wanted, const struct sb_di
 	_cleanup_free_ bool *taken = NULL;
 	size_t np = 0, bad = 0;
 
-	if (cli_select_tasks(vf->ds, wanted, &names) != 0)
+	if (cli_select_tasks(vf->ds, wanted, "--task", &names) != 0)
 		return SB_EXIT_FAILURE;
 	for (size_t i = 0; i < names.n; i++)
 		for (size_t k = 0; k < vf->ds->n; k++)

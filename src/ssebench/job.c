@@ -476,35 +476,9 @@ resolve_matrix(const struct run_opts *o, const struct sb_dataset *ds, struct sb_
 
 	for (size_t i = 0; i < ds->n; i++)
 		sb_argv_push(&names, ds->tasks[i]->name);
-	for (size_t i = 0; i < o->tasks.n; i++) {
-		if (!argv_has(&names, o->tasks.v[i])) {
-			cli_no_task(ds, o->tasks.v[i]);
-			bad++;
-		} else if (!argv_has(tasks, o->tasks.v[i])) {
-			sb_argv_push(tasks, o->tasks.v[i]);
-		}
-	}
-	for (size_t p = 0; p < o->task_patterns.n; p++) {
-		struct sb_error *err = NULL;
-		size_t matched = 0;
-
-		if (sb_glob_check(o->task_patterns.v[p], &err) < 0) {
-			cli_fail("--tasks '%s': %s", o->task_patterns.v[p], sb_error_message(err));
-			sb_error_release(&err);
-			bad++;
-			continue;
-		}
-		for (size_t i = 0; i < names.n; i++)
-			if (sb_glob_match(o->task_patterns.v[p], names.v[i])) {
-				matched++;
-				if (!argv_has(tasks, names.v[i]))
-					sb_argv_push(tasks, names.v[i]);
-			}
-		if (matched == 0) {
-			cli_fail("--tasks '%s' matches no task of %s", o->task_patterns.v[p], ds->path);
-			bad++;
-		}
-	}
+	/* Ids in the order given, then patterns in the dataset's order (one selector). */
+	bad += (unsigned)cli_select_tasks(ds, &o->tasks, "--task", tasks);
+	bad += (unsigned)cli_select_tasks(ds, &o->task_patterns, "--tasks", tasks);
 	if (o->all)
 		for (size_t i = 0; i < names.n; i++)
 			if (!argv_has(tasks, names.v[i]))

@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <fnmatch.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "sb/argv.h"
 #include "sb/buf.h"
 #include "sb/exit.h"
+#include "sb/glob.h"
 #include "sb/json.h"
 #include "sb/log.h"
 #include "sb/mem.h"
@@ -506,20 +506,28 @@ cli_no_task(const struct sb_dataset *ds, const char *name)
 }
 
 int
-cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted, struct sb_argv *out)
+cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted, const char *flag,
+    struct sb_argv *out)
 {
-	int rc = 0;
+	int bad = 0;
 
 	for (size_t i = 0; i < wanted->n; i++) {
 		const char *w = wanted->v[i];
+		bool pattern = strpbrk(w, "*?[") != NULL;
+		struct sb_error *err = NULL;
 		size_t matched = 0;
 
+		if (pattern && sb_glob_check(w, &err) < 0) {
+			cli_fail("%s '%s': %s", flag, w, sb_error_message(err));
+			sb_error_release(&err);
+			bad++;
+			continue;
+		}
 		for (size_t k = 0; k < ds->n; k++) {
 			const char *id = ds->tasks[k]->name;
-			bool hit = strpbrk(w, "*?[") != NULL ? fnmatch(w, id, 0) == 0 : strcmp(w, id) == 0;
 			bool seen = false;
 
-			if (!hit)
+			if (pattern ? !sb_glob_match(w, id) : strcmp(w, id) != 0)
 				continue;
 			matched++;
 			for (size_t j = 0; j < out->n && !seen; j++)
@@ -529,12 +537,13 @@ cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted, stru
 		}
 		if (matched > 0)
 			continue;
-		if (strpbrk(w, "*?[") != NULL)
-			rc = cli_fail("--task '%s' matches no task of %s", w, ds->path);
+		if (pattern)
+			cli_fail("%s '%s' matches no task of %s", flag, w, ds->path);
 		else
-			rc = cli_no_task(ds, w);
+			cli_no_task(ds, w);
+		bad++;
 	}
-	return rc;
+	return bad;
 }
 
 void
