@@ -260,10 +260,12 @@ export SSEBENCH_RESULTS="$SB_TMP/jr/results"
 victim="$SB_TMP/victim/t/m/a/20250101-000000-abcdef"
 mkdir -p "$victim" "$SSEBENCH_RESULTS/jobs/job-20250101-000000-aaaaaa"
 jid=job-20250101-000000-aaaaaa
-printf '{"job":{"id":"%s"}}' "$jid" >"$victim/summary.json"
+# The victim looks like the job's run in every way but where it is: the same job id, a run id
+# that is its directory's name and the index's, the shape task/model/agent/run.
+printf '{"job":{"id":"%s"},"run_id":"20250101-000000-abcdef"}' "$jid" >"$victim/summary.json"
 printf '{"version":1,"job_id":"%s","created_at":"x","matrix":{},"options":{}}' "$jid" \
 	>"$SSEBENCH_RESULTS/jobs/$jid/job.json"
-printf '{"version":1,"job_id":"%s","slots":[{"key":"t/a/m/1","task":"t","agent":"a","model":"m","attempt":1,"state":"done","run_id":"r","dir":"%s","status":"failed","reason":null,"tries":[]}]}' \
+printf '{"version":1,"job_id":"%s","slots":[{"key":"t/a/m/1","task":"t","agent":"a","model":"m","attempt":1,"state":"done","run_id":"20250101-000000-abcdef","dir":"%s","status":"failed","reason":null,"tries":[]}]}' \
 	"$jid" "$victim" >"$SSEBENCH_RESULTS/jobs/$jid/index.json"
 run_cmd r "$SSEBENCH" jobs remove --with-runs "$jid"
 ok "$([ -d "$victim" ]; echo $?)" "jobs remove --with-runs: a run directory outside the results directory stays"
