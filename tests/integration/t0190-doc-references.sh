@@ -28,11 +28,11 @@ if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
 	git -C "$src" ls-files -z >"$SB_TMP/all"
 else
 	# Not what a build or a test run leaves: a build directory below the tree (make
-	# distcheck builds in one), autoconf's cache, test logs.
+	# distcheck builds in one), autoconf's cache and backups (configure~), test logs.
 	build=$(cd "$SB_BUILDDIR" && pwd -P)
 	top=$(cd "$src" && pwd -P)
 	(cd "$src" && find . \( -path ./.git -o -path ./autom4te.cache -o -path "./${build#"$top"/}" \) -prune \
-		-o -type f ! -name '*.log' ! -name '*.trs' -print0 | sed -z 's|^\./||') >"$SB_TMP/all"
+		-o -type f ! -name '*.log' ! -name '*.trs' ! -name '*~' -print0 | sed -z 's|^\./||') >"$SB_TMP/all"
 fi
 # Text files only (grep -I), corpus and this script left out.
 grep -zv -e '^tests/fuzz/corpus/' -e "^$self\$" "$SB_TMP/all" |

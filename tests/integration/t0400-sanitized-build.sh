@@ -25,10 +25,14 @@ plan $((n + 3))
 
 # The tree as it is now, uncommitted changes included; the previous copy's objects are kept
 # where their sources did not change (make rebuilds what did).
+# A file the tree no longer has (removed or renamed since the last copy) goes from the copy too,
+# or the copy's suites would see sources that are gone (t0190 reads every file).
 mkdir -p "$tree"
 (cd "$SB_SRCDIR" && git ls-files -z --cached --others --exclude-standard |
-	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-	tar --null -T - -cf -) | tar -xf - -C "$tree" --keep-newer-files 2>/dev/null
+	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done) | sort -z >"$tree/.files.new"
+[ -f "$tree/.files" ] && comm -z -23 "$tree/.files" "$tree/.files.new" | (cd "$tree" && xargs -0 -r rm -f --)
+mv "$tree/.files.new" "$tree/.files"
+(cd "$SB_SRCDIR" && tar --null -T "$tree/.files" -cf -) | tar -xf - -C "$tree" --keep-newer-files 2>/dev/null
 log=$tree/.build.log
 # A make of its own: the outer one's MAKEFLAGS carry its command line (TESTS=... among it),
 # which would win over ours.
