@@ -422,6 +422,82 @@ count_tests(struct evaluator *ev, bool intent, const struct run *r)
 }
 
 /*
+ * Build the patched project, then judge what it built with the oracle. Returns 1 to go on
+ * grading, 0 when the grade stops here (a patch that does not build, or a tampered build:
+ * nothing else can be judged), -1 when grading had to stop.
+ */
+static int
+grade_build(struct evaluator *ev, struct sb_error **err)
+{
+	_cleanup_(run_release) struct run r = { 0 };
+	struct grade *g = &ev->g;
+
+	if (bencher(ev, "build", NULL, &r, err) < 0)
+		return -1;
+	progress_run("build", &r);
+	g->build = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
+	if (r.code != 0) {
+		const char *why = r.timed_out ? "Build timed out" : "Build failed";
+
+		(void)grade_fail(g, why, r.log);
+		return 0;
+	}
+	/*
+	 * The oracle (docs/grading.md): what the build made, as the daemon read it, judged
+	 * against the task's baseline before any PoC runs on it. A violation fails the grade
+	 * and stops it, as a failed build does: what a PoC or a test says about a build whose
+	 * sanitizer was tampered with is not evidence of anything.
+	 */
+	if (!grade_oracle_check(g, ev->sanitizer, r.oracle,
+		json_object_get(ev->baseline, "oracle"))) {
+		progress("oracle: %s", g->error_msg);
+		return 0;
+	}
+	progress("oracle: ok");
+	return 1;
+}
+
+/* Every PoC, in order, even after one still triggers: the count is part of the grade. */
+static int
+grade_pocs(struct evaluator *ev, const struct sb_argv *pocs, struct sb_error **err)
+{
+	_cleanup_(run_release) struct run r = { 0 };
+
+	grade_pov_start(&ev->g, (unsigned)pocs->n);
+	for (size_t i = 0; i < pocs->n; i++) {
+		_cleanup_free_ char *what =
+		    sb_xasprintf("poc %zu/%zu '%s'", i + 1, pocs->n, pocs->v[i]);
+
+		if (bencher(ev, "run_poc", pocs->v[i], &r, err) < 0)
+			return -1;
+		progress_run(what, &r);
+		grade_pov_result(&ev->g, r.code == 0, pocs->v[i], r.log);
+		run_release(&r);
+	}
+	return 0;
+}
+
+/* The function test, or (intent) the intent test: its exit code, then its count. */
+static int
+grade_test(struct evaluator *ev, bool intent, struct sb_error **err)
+{
+	_cleanup_(run_release) struct run r = { 0 };
+	const char *what = intent ? "intent test" : "function test";
+	enum grade_check *check = intent ? &ev->g.intent_test : &ev->g.func_test;
+
+	if (bencher(ev, intent ? "intent_test" : "function_test", NULL, &r, err) < 0)
+		return -1;
+	progress_run(what, &r);
+	*check = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
+	if (r.code != 0)
+		(void)grade_fail(&ev->g, intent ? "Intent test failed" : "Function test failed",
+		    r.log);
+	else
+		count_tests(ev, intent, &r);
+	return 0;
+}
+
+/*
  * The grading pipeline (docs/upstream.md, "Grading"). Returns -1 when grading had to stop (the
  * budget ran out, or the daemon failed us): what was found so far stays in ev->g.
  */
@@ -429,10 +505,9 @@ static int
 grade_all(struct evaluator *ev, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv pocs = SB_ARGV_INIT;
-	_cleanup_(run_release) struct run r = { 0 };
-	struct grade *g = &ev->g;
 	bool applied = false;
 	struct caps c = { 0 };
+	int r;
 
 	if (prepare(ev, &applied, err) < 0)
 		return -1;
@@ -451,72 +526,14 @@ grade_all(struct evaluator *ev, struct sb_error **err)
 			    "/project lists %zu PoCs, /capabilities %lld; running the %zu listed",
 			    pocs.n, (long long)c.poc_count, pocs.n);
 	}
-
-	/* A patch that does not build stops the grade: nothing else can be judged. */
-	if (c.can_build) {
-		if (bencher(ev, "build", NULL, &r, err) < 0)
-			return -1;
-		progress_run("build", &r);
-		g->build = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
-		if (r.code != 0) {
-			const char *why = r.timed_out ? "Build timed out" : "Build failed";
-
-			(void)grade_fail(g, why, r.log);
-			return 0;
-		}
-		/*
-		 * The oracle (docs/grading.md): what the build made, as the daemon read it, judged
-		 * against the task's baseline before any PoC runs on it. A violation fails the
-		 * grade and stops it, as a failed build does: what a PoC or a test says about a
-		 * build whose sanitizer was tampered with is not evidence of anything.
-		 */
-		if (!grade_oracle_check(g, ev->sanitizer, r.oracle,
-			json_object_get(ev->baseline, "oracle"))) {
-			progress("oracle: %s", g->error_msg);
-			return 0;
-		}
-		progress("oracle: ok");
-		run_release(&r);
-	}
-
-	/* Every PoC, in order, even after one still triggers: the count is part of the grade. */
-	if (c.can_run_poc) {
-		grade_pov_start(g, (unsigned)pocs.n);
-		for (size_t i = 0; i < pocs.n; i++) {
-			_cleanup_free_ char *what =
-			    sb_xasprintf("poc %zu/%zu '%s'", i + 1, pocs.n, pocs.v[i]);
-
-			if (bencher(ev, "run_poc", pocs.v[i], &r, err) < 0)
-				return -1;
-			progress_run(what, &r);
-			grade_pov_result(g, r.code == 0, pocs.v[i], r.log);
-			run_release(&r);
-		}
-	}
-
-	if (c.has_function_test) {
-		if (bencher(ev, "function_test", NULL, &r, err) < 0)
-			return -1;
-		progress_run("function test", &r);
-		g->func_test = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
-		if (r.code != 0)
-			(void)grade_fail(g, "Function test failed", r.log);
-		else
-			count_tests(ev, false, &r);
-		run_release(&r);
-	}
-
-	if (c.has_intent_test) {
-		if (bencher(ev, "intent_test", NULL, &r, err) < 0)
-			return -1;
-		progress_run("intent test", &r);
-		g->intent_test = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
-		if (r.code != 0)
-			(void)grade_fail(g, "Intent test failed", r.log);
-		else
-			count_tests(ev, true, &r);
-		run_release(&r);
-	}
+	if (c.can_build && (r = grade_build(ev, err)) <= 0)
+		return r;
+	if (c.can_run_poc && grade_pocs(ev, &pocs, err) < 0)
+		return -1;
+	if (c.has_function_test && grade_test(ev, false, err) < 0)
+		return -1;
+	if (c.has_intent_test && grade_test(ev, true, err) < 0)
+		return -1;
 	return 0;
 }
 
