@@ -640,7 +640,8 @@ cover_hidden(const struct sb_sandbox *sb)
 			errno = ENOTDIR;
 			return -1;
 		}
-		if (mount("tmpfs", sb->hidden[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		if (mount("tmpfs", sb->hidden[i], "tmpfs",
+			MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			"mode=0000,size=4096,nr_inodes=16") < 0)
 			return -1;
 	}

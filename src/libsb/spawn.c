@@ -562,7 +562,8 @@ wait_io(struct sb_cmd *c, struct wait_state *w, struct sb_cmd_result *ret,
 
 			if (n > 0)
 				w->in_off += (size_t)n;
-			if ((n < 0 && errno != EAGAIN && errno != EINTR) || w->in_off == c->stdin_len)
+			if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
+			    w->in_off == c->stdin_len)
 				c->in_pipe = sb_close(c->in_pipe);
 		}
 	}

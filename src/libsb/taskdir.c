@@ -402,14 +402,16 @@ check_copy_sources(const struct sb_dockerfile *df, const struct sb_dockerfile_in
 			glob_context(task_fd, "", clean, &m);
 			if (m.n == 0)
 				sb_diags_add(diags, file, in->line, 1,
-				    "%s source '%s' matches no file in the task folder", in->cmd, src);
+				    "%s source '%s' matches no file in the task folder", in->cmd,
+				    src);
 			continue;
 		}
 		if (context_kind(task_fd, clean, &err) == 0)
 			sb_diags_add(diags, file, in->line, 1,
 			    "%s source '%s' is not in the task folder (%s)", in->cmd, src,
-			    err != NULL && sb_error_code(err) == EXDEV ? "it leads outside the folder"
-								       : sb_error_message(err));
+			    err != NULL && sb_error_code(err) == EXDEV
+				? "it leads outside the folder"
+				: sb_error_message(err));
 		sb_error_release(&err);
 	}
 }
