@@ -553,11 +553,74 @@ open_results(const char *path, struct sb_error **err)
 	return fd;
 }
 
+/*
+ * Grade, through the daemon at sock: a grading that had to stop keeps what it found, and
+ * is an exception unless the budget ran out.
+ */
+static void
+run_grading(struct evaluator *ev, const char *sock, unsigned timeout_s)
+{
+	struct sb_error *err = NULL;
+
+	progress("grading through '%s', budget %u s", sock, timeout_s);
+	if (sb_http_init(&err) < 0 || grade_all(ev, &err) < 0) {
+		const char *why = err != NULL ? sb_error_message(err) : "unknown failure";
+
+		if (ev->g.timed_out) {
+			progress("stopped: the %u s budget ran out (%s)", timeout_s, why);
+		} else {
+			progress("stopped: %s", why);
+			grade_set_exception(&ev->g, why);
+		}
+		sb_error_release(&err);
+	}
+}
+
+/* result.json into the results directory (fd -1: it could not be opened); the exit code. */
+static int
+write_result(int results_fd, const char *results, const json_t *result)
+{
+	struct sb_error *err = NULL;
+
+	if (results_fd < 0)
+		return SB_EXIT_HARNESS;
+	if (sb_json_write_atomic_at(results_fd, "result.json", result, 0644, &err) < 0) {
+		sb_log(
+		    SB_LOG_ERROR, "write result.json in '%s': %s", results, sb_error_message(err));
+		sb_error_release(&err);
+		return SB_EXIT_HARNESS;
+	}
+	return SB_EXIT_OK;
+}
+
+/* The result line for a person, then the result as JSON, on stdout. */
+static void
+print_result(const struct grade *g, const json_t *result)
+{
+	_cleanup_free_ char *dump = NULL;
+
+	switch (g->status) {
+	case GRADE_STATUS_PASSED:
+		printf("[result] Patch success\n");
+		break;
+	case GRADE_STATUS_FAILED:
+		printf("[result] Patch failed\n");
+		break;
+	case GRADE_STATUS_ERROR: {
+		_cleanup_free_ char *esc = sb_escape(g->error_msg ? g->error_msg : "");
+
+		printf("[result] Not graded: %s\n", esc);
+		break;
+	}
+	}
+	dump = sb_json_dumps(result, JSON_INDENT(2));
+	printf("%s\n", dump);
+}
+
 int
 main(int argc, char **argv)
 {
 	_cleanup_close_ int results_fd = -1;
-	_cleanup_free_ char *dump = NULL;
 	struct sb_error *err = NULL;
 	struct grade_runtime rt;
 	struct evaluator ev;
@@ -610,47 +673,12 @@ main(int argc, char **argv)
 		sb_error_release(&err);
 	}
 
-	progress("grading through '%s', budget %u s", sock, timeout_s);
-	if (sb_http_init(&err) < 0 || grade_all(&ev, &err) < 0) {
-		const char *why = err != NULL ? sb_error_message(err) : "unknown failure";
-
-		if (ev.g.timed_out) {
-			progress("stopped: the %u s budget ran out (%s)", timeout_s, why);
-		} else {
-			progress("stopped: %s", why);
-			grade_set_exception(&ev.g, why);
-		}
-		sb_error_release(&err);
-	}
+	run_grading(&ev, sock, timeout_s);
 	grade_verdict(&ev.g);
 	result = grade_result_json(&ev.g, &rt);
 
-	if (results_fd >= 0 &&
-	    sb_json_write_atomic_at(results_fd, "result.json", result, 0644, &err) < 0) {
-		sb_log(
-		    SB_LOG_ERROR, "write result.json in '%s': %s", results, sb_error_message(err));
-		sb_error_release(&err);
-		rc = SB_EXIT_HARNESS;
-	} else if (results_fd < 0) {
-		rc = SB_EXIT_HARNESS;
-	}
-
-	switch (ev.g.status) {
-	case GRADE_STATUS_PASSED:
-		printf("[result] Patch success\n");
-		break;
-	case GRADE_STATUS_FAILED:
-		printf("[result] Patch failed\n");
-		break;
-	case GRADE_STATUS_ERROR: {
-		_cleanup_free_ char *esc = sb_escape(ev.g.error_msg ? ev.g.error_msg : "");
-
-		printf("[result] Not graded: %s\n", esc);
-		break;
-	}
-	}
-	dump = sb_json_dumps(result, JSON_INDENT(2));
-	printf("%s\n", dump);
+	rc = write_result(results_fd, results, result);
+	print_result(&ev.g, result);
 	grade_release(&ev.g);
 	json_decref(ev.baseline);
 	free(ev.sanitizer);
