@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sb/argv.h"
 #include "sb/buf.h"
 #include "sb/json.h"
 #include "sb/mem.h"
@@ -324,9 +325,8 @@ array_has_string(const json_t *a, const char *s)
 }
 
 struct findings {
-	struct sb_buf log;
-	char *first;
-	size_t n;
+	struct sb_argv kept; /* the first ORACLE_LOG_FINDINGS */
+	size_t n;	     /* all of them */
 };
 
 static void finding(struct findings *f, const char *fmt, ...) _printf_(2, 3);
@@ -334,16 +334,13 @@ static void finding(struct findings *f, const char *fmt, ...) _printf_(2, 3);
 static void
 finding(struct findings *f, const char *fmt, ...)
 {
-	_cleanup_free_ char *s = NULL;
 	va_list ap;
 
+	if (f->n++ >= ORACLE_LOG_FINDINGS)
+		return;
 	va_start(ap, fmt);
-	s = sb_xvasprintf(fmt, ap);
+	sb_argv_vpushf(&f->kept, fmt, ap);
 	va_end(ap);
-	if (f->n++ == 0)
-		f->first = sb_xstrdup(s);
-	if (f->n <= ORACLE_LOG_FINDINGS)
-		(void)sb_buf_appendf(&f->log, NULL, "%s\n", s);
 }
 
 /* Hooks or calls of this build that the baseline does not have. */
@@ -363,16 +360,78 @@ new_symbols(struct findings *f, const json_t *list, const json_t *allowed, const
 	}
 }
 
+/*
+ * An AddressSanitizer build against the reference build's objects (eobjs, NULL when the
+ * task records none): every object the reference build instruments is here, at its level;
+ * a new one is instrumented (a real fix's new file is built with the project's flags).
+ * Without a reference, at least one object must check memory accesses.
+ */
+static void
+asan_findings(struct findings *f, const json_t *sum, const json_t *eobjs)
+{
+	const json_t *objs = json_object_get(sum, "objects");
+	const char *id;
+	json_t *v;
+
+	if (eobjs == NULL) {
+		bool any = false;
+
+		json_object_foreach((json_t *)objs, id, v)
+			any = any || json_integer_value(v) == 2;
+		if (!any)
+			finding(f, "no object of the grading build checks memory accesses with "
+				   "AddressSanitizer");
+		return;
+	}
+	json_object_foreach((json_t *)eobjs, id, v) {
+		const json_t *now = json_object_get(objs, id);
+		json_int_t was = json_integer_value(v);
+
+		if (was <= 0)
+			continue;
+		if (now == NULL)
+			finding(f, "%s, instrumented in the reference build, is not built", id);
+		else if (json_integer_value(now) == 0)
+			finding(f, "%s is no longer built with AddressSanitizer", id);
+		else if (json_integer_value(now) < was)
+			finding(f, "%s no longer checks memory accesses (no_sanitize)", id);
+	}
+	json_object_foreach((json_t *)objs, id, v)
+		if (json_integer_value(v) == 0 && json_object_get(eobjs, id) == NULL)
+			finding(f, "%s is built without AddressSanitizer", id);
+}
+
+/* Set g's oracle result from the findings (and release them); true if there were none. */
+static bool
+oracle_judge(struct grade *g, struct findings *f)
+{
+	struct sb_buf log = SB_BUF_INIT(1 << 20);
+	_cleanup_free_ char *msg = NULL;
+
+	if (f->n == 0) {
+		g->oracle = GRADE_CHECK_PASSED;
+		sb_argv_release(&f->kept);
+		return true;
+	}
+	for (size_t i = 0; i < f->kept.n; i++)
+		(void)sb_buf_appendf(&log, NULL, "%s\n", f->kept.v[i]);
+	if (f->n > ORACLE_LOG_FINDINGS)
+		(void)sb_buf_appendf(&log, NULL, "(%zu more)\n", f->n - ORACLE_LOG_FINDINGS);
+	g->oracle = GRADE_CHECK_FAILED;
+	msg = sb_xasprintf("oracle tampering: %s", f->kept.v[0]);
+	(void)grade_fail(g, msg, log.s);
+	sb_buf_release(&log);
+	sb_argv_release(&f->kept);
+	return false;
+}
+
 bool
 grade_oracle_check(struct grade *g, const char *sanitizer, const json_t *facts,
     const json_t *expected)
 {
 	json_t *sum = grade_oracle_summary(facts), *v;
 	const json_t *eobjs = json_object_get(expected, "objects");
-	struct findings f = { .log = SB_BUF_INIT(1 << 20) };
-	bool address = sanitizer != NULL && strcmp(sanitizer, "address") == 0;
-	_cleanup_free_ char *msg = NULL;
-	const char *id;
+	struct findings f = { .kept = SB_ARGV_INIT };
 	size_t i;
 
 	if (!json_is_object(expected))
@@ -384,7 +443,7 @@ grade_oracle_check(struct grade *g, const char *sanitizer, const json_t *facts,
 	if (sum == NULL) {
 		/* Fail closed: a build whose objects nobody could read is not one to trust. */
 		finding(&f, "the grading build's objects could not be read");
-		goto judged;
+		return oracle_judge(g, &f);
 	}
 	if (json_is_true(json_object_get(sum, "truncated")) &&
 	    !json_is_true(json_object_get(expected, "truncated")))
@@ -405,50 +464,9 @@ grade_oracle_check(struct grade *g, const char *sanitizer, const json_t *facts,
 		if (json_is_string(v) &&
 		    !array_has_string(json_object_get(expected, "unreadable"), json_string_value(v)))
 			finding(&f, "%s cannot be read as an object file", json_string_value(v));
-	if (address && eobjs != NULL) {
-		const json_t *objs = json_object_get(sum, "objects");
-
-		/* Every object the reference build instruments is here, at its level; a new one
-		 * is instrumented (a real fix's new file is built with the project's flags). */
-		json_object_foreach((json_t *)eobjs, id, v) {
-			const json_t *now = json_object_get(objs, id);
-			json_int_t was = json_integer_value(v);
-
-			if (was <= 0)
-				continue;
-			if (now == NULL)
-				finding(&f, "%s, instrumented in the reference build, is not built", id);
-			else if (json_integer_value(now) == 0)
-				finding(&f, "%s is no longer built with AddressSanitizer", id);
-			else if (json_integer_value(now) < was)
-				finding(&f, "%s no longer checks memory accesses (no_sanitize)", id);
-		}
-		json_object_foreach((json_t *)objs, id, v)
-			if (json_integer_value(v) == 0 && json_object_get(eobjs, id) == NULL)
-				finding(&f, "%s is built without AddressSanitizer", id);
-	} else if (address) {
-		bool any = false;
-
-		json_object_foreach(json_object_get(sum, "objects"), id, v)
-			any = any || json_integer_value(v) == 2;
-		if (!any)
-			finding(&f, "no object of the grading build checks memory accesses with "
-				    "AddressSanitizer");
-	}
-judged:
-	if (f.n == 0) {
-		g->oracle = GRADE_CHECK_PASSED;
-		sb_buf_release(&f.log);
-		return true;
-	}
-	if (f.n > ORACLE_LOG_FINDINGS)
-		(void)sb_buf_appendf(&f.log, NULL, "(%zu more)\n", f.n - ORACLE_LOG_FINDINGS);
-	g->oracle = GRADE_CHECK_FAILED;
-	msg = sb_xasprintf("oracle tampering: %s", f.first);
-	(void)grade_fail(g, msg, f.log.s);
-	free(f.first);
-	sb_buf_release(&f.log);
-	return false;
+	if (sanitizer != NULL && strcmp(sanitizer, "address") == 0)
+		asan_findings(&f, sum, eobjs);
+	return oracle_judge(g, &f);
 }
 
 void

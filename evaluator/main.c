@@ -422,6 +422,82 @@ count_tests(struct evaluator *ev, bool intent, const struct run *r)
 }
 
 /*
+ * Build the patched project, then judge what it built with the oracle. Returns 1 to go on
+ * grading, 0 when the grade stops here (a patch that does not build, or a tampered build:
+ * nothing else can be judged), -1 when grading had to stop.
+ */
+static int
+grade_build(struct evaluator *ev, struct sb_error **err)
+{
+	_cleanup_(run_release) struct run r = { 0 };
+	struct grade *g = &ev->g;
+
+	if (bencher(ev, "build", NULL, &r, err) < 0)
+		return -1;
+	progress_run("build", &r);
+	g->build = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
+	if (r.code != 0) {
+		const char *why = r.timed_out ? "Build timed out" : "Build failed";
+
+		(void)grade_fail(g, why, r.log);
+		return 0;
+	}
+	/*
+	 * The oracle (docs/grading.md): what the build made, as the daemon read it, judged
+	 * against the task's baseline before any PoC runs on it. A violation fails the grade
+	 * and stops it, as a failed build does: what a PoC or a test says about a build whose
+	 * sanitizer was tampered with is not evidence of anything.
+	 */
+	if (!grade_oracle_check(g, ev->sanitizer, r.oracle,
+		json_object_get(ev->baseline, "oracle"))) {
+		progress("oracle: %s", g->error_msg);
+		return 0;
+	}
+	progress("oracle: ok");
+	return 1;
+}
+
+/* Every PoC, in order, even after one still triggers: the count is part of the grade. */
+static int
+grade_pocs(struct evaluator *ev, const struct sb_argv *pocs, struct sb_error **err)
+{
+	_cleanup_(run_release) struct run r = { 0 };
+
+	grade_pov_start(&ev->g, (unsigned)pocs->n);
+	for (size_t i = 0; i < pocs->n; i++) {
+		_cleanup_free_ char *what =
+		    sb_xasprintf("poc %zu/%zu '%s'", i + 1, pocs->n, pocs->v[i]);
+
+		if (bencher(ev, "run_poc", pocs->v[i], &r, err) < 0)
+			return -1;
+		progress_run(what, &r);
+		grade_pov_result(&ev->g, r.code == 0, pocs->v[i], r.log);
+		run_release(&r);
+	}
+	return 0;
+}
+
+/* The function test, or (intent) the intent test: its exit code, then its count. */
+static int
+grade_test(struct evaluator *ev, bool intent, struct sb_error **err)
+{
+	_cleanup_(run_release) struct run r = { 0 };
+	const char *what = intent ? "intent test" : "function test";
+	enum grade_check *check = intent ? &ev->g.intent_test : &ev->g.func_test;
+
+	if (bencher(ev, intent ? "intent_test" : "function_test", NULL, &r, err) < 0)
+		return -1;
+	progress_run(what, &r);
+	*check = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
+	if (r.code != 0)
+		(void)grade_fail(&ev->g, intent ? "Intent test failed" : "Function test failed",
+		    r.log);
+	else
+		count_tests(ev, intent, &r);
+	return 0;
+}
+
+/*
  * The grading pipeline (docs/upstream.md, "Grading"). Returns -1 when grading had to stop (the
  * budget ran out, or the daemon failed us): what was found so far stays in ev->g.
  */
@@ -429,10 +505,9 @@ static int
 grade_all(struct evaluator *ev, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv pocs = SB_ARGV_INIT;
-	_cleanup_(run_release) struct run r = { 0 };
-	struct grade *g = &ev->g;
 	bool applied = false;
 	struct caps c = { 0 };
+	int r;
 
 	if (prepare(ev, &applied, err) < 0)
 		return -1;
@@ -451,72 +526,14 @@ grade_all(struct evaluator *ev, struct sb_error **err)
 			    "/project lists %zu PoCs, /capabilities %lld; running the %zu listed",
 			    pocs.n, (long long)c.poc_count, pocs.n);
 	}
-
-	/* A patch that does not build stops the grade: nothing else can be judged. */
-	if (c.can_build) {
-		if (bencher(ev, "build", NULL, &r, err) < 0)
-			return -1;
-		progress_run("build", &r);
-		g->build = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
-		if (r.code != 0) {
-			const char *why = r.timed_out ? "Build timed out" : "Build failed";
-
-			(void)grade_fail(g, why, r.log);
-			return 0;
-		}
-		/*
-		 * The oracle (docs/grading.md): what the build made, as the daemon read it, judged
-		 * against the task's baseline before any PoC runs on it. A violation fails the
-		 * grade and stops it, as a failed build does: what a PoC or a test says about a
-		 * build whose sanitizer was tampered with is not evidence of anything.
-		 */
-		if (!grade_oracle_check(g, ev->sanitizer, r.oracle,
-			json_object_get(ev->baseline, "oracle"))) {
-			progress("oracle: %s", g->error_msg);
-			return 0;
-		}
-		progress("oracle: ok");
-		run_release(&r);
-	}
-
-	/* Every PoC, in order, even after one still triggers: the count is part of the grade. */
-	if (c.can_run_poc) {
-		grade_pov_start(g, (unsigned)pocs.n);
-		for (size_t i = 0; i < pocs.n; i++) {
-			_cleanup_free_ char *what =
-			    sb_xasprintf("poc %zu/%zu '%s'", i + 1, pocs.n, pocs.v[i]);
-
-			if (bencher(ev, "run_poc", pocs.v[i], &r, err) < 0)
-				return -1;
-			progress_run(what, &r);
-			grade_pov_result(g, r.code == 0, pocs.v[i], r.log);
-			run_release(&r);
-		}
-	}
-
-	if (c.has_function_test) {
-		if (bencher(ev, "function_test", NULL, &r, err) < 0)
-			return -1;
-		progress_run("function test", &r);
-		g->func_test = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
-		if (r.code != 0)
-			(void)grade_fail(g, "Function test failed", r.log);
-		else
-			count_tests(ev, false, &r);
-		run_release(&r);
-	}
-
-	if (c.has_intent_test) {
-		if (bencher(ev, "intent_test", NULL, &r, err) < 0)
-			return -1;
-		progress_run("intent test", &r);
-		g->intent_test = r.code == 0 ? GRADE_CHECK_PASSED : GRADE_CHECK_FAILED;
-		if (r.code != 0)
-			(void)grade_fail(g, "Intent test failed", r.log);
-		else
-			count_tests(ev, true, &r);
-		run_release(&r);
-	}
+	if (c.can_build && (r = grade_build(ev, err)) <= 0)
+		return r;
+	if (c.can_run_poc && grade_pocs(ev, &pocs, err) < 0)
+		return -1;
+	if (c.has_function_test && grade_test(ev, false, err) < 0)
+		return -1;
+	if (c.has_intent_test && grade_test(ev, true, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -536,11 +553,74 @@ open_results(const char *path, struct sb_error **err)
 	return fd;
 }
 
+/*
+ * Grade, through the daemon at sock: a grading that had to stop keeps what it found, and
+ * is an exception unless the budget ran out.
+ */
+static void
+run_grading(struct evaluator *ev, const char *sock, unsigned timeout_s)
+{
+	struct sb_error *err = NULL;
+
+	progress("grading through '%s', budget %u s", sock, timeout_s);
+	if (sb_http_init(&err) < 0 || grade_all(ev, &err) < 0) {
+		const char *why = err != NULL ? sb_error_message(err) : "unknown failure";
+
+		if (ev->g.timed_out) {
+			progress("stopped: the %u s budget ran out (%s)", timeout_s, why);
+		} else {
+			progress("stopped: %s", why);
+			grade_set_exception(&ev->g, why);
+		}
+		sb_error_release(&err);
+	}
+}
+
+/* result.json into the results directory (fd -1: it could not be opened); the exit code. */
+static int
+write_result(int results_fd, const char *results, const json_t *result)
+{
+	struct sb_error *err = NULL;
+
+	if (results_fd < 0)
+		return SB_EXIT_HARNESS;
+	if (sb_json_write_atomic_at(results_fd, "result.json", result, 0644, &err) < 0) {
+		sb_log(
+		    SB_LOG_ERROR, "write result.json in '%s': %s", results, sb_error_message(err));
+		sb_error_release(&err);
+		return SB_EXIT_HARNESS;
+	}
+	return SB_EXIT_OK;
+}
+
+/* The result line for a person, then the result as JSON, on stdout. */
+static void
+print_result(const struct grade *g, const json_t *result)
+{
+	_cleanup_free_ char *dump = NULL;
+
+	switch (g->status) {
+	case GRADE_STATUS_PASSED:
+		printf("[result] Patch success\n");
+		break;
+	case GRADE_STATUS_FAILED:
+		printf("[result] Patch failed\n");
+		break;
+	case GRADE_STATUS_ERROR: {
+		_cleanup_free_ char *esc = sb_escape(g->error_msg ? g->error_msg : "");
+
+		printf("[result] Not graded: %s\n", esc);
+		break;
+	}
+	}
+	dump = sb_json_dumps(result, JSON_INDENT(2));
+	printf("%s\n", dump);
+}
+
 int
 main(int argc, char **argv)
 {
 	_cleanup_close_ int results_fd = -1;
-	_cleanup_free_ char *dump = NULL;
 	struct sb_error *err = NULL;
 	struct grade_runtime rt;
 	struct evaluator ev;
@@ -593,47 +673,12 @@ main(int argc, char **argv)
 		sb_error_release(&err);
 	}
 
-	progress("grading through '%s', budget %u s", sock, timeout_s);
-	if (sb_http_init(&err) < 0 || grade_all(&ev, &err) < 0) {
-		const char *why = err != NULL ? sb_error_message(err) : "unknown failure";
-
-		if (ev.g.timed_out) {
-			progress("stopped: the %u s budget ran out (%s)", timeout_s, why);
-		} else {
-			progress("stopped: %s", why);
-			grade_set_exception(&ev.g, why);
-		}
-		sb_error_release(&err);
-	}
+	run_grading(&ev, sock, timeout_s);
 	grade_verdict(&ev.g);
 	result = grade_result_json(&ev.g, &rt);
 
-	if (results_fd >= 0 &&
-	    sb_json_write_atomic_at(results_fd, "result.json", result, 0644, &err) < 0) {
-		sb_log(
-		    SB_LOG_ERROR, "write result.json in '%s': %s", results, sb_error_message(err));
-		sb_error_release(&err);
-		rc = SB_EXIT_HARNESS;
-	} else if (results_fd < 0) {
-		rc = SB_EXIT_HARNESS;
-	}
-
-	switch (ev.g.status) {
-	case GRADE_STATUS_PASSED:
-		printf("[result] Patch success\n");
-		break;
-	case GRADE_STATUS_FAILED:
-		printf("[result] Patch failed\n");
-		break;
-	case GRADE_STATUS_ERROR: {
-		_cleanup_free_ char *esc = sb_escape(ev.g.error_msg ? ev.g.error_msg : "");
-
-		printf("[result] Not graded: %s\n", esc);
-		break;
-	}
-	}
-	dump = sb_json_dumps(result, JSON_INDENT(2));
-	printf("%s\n", dump);
+	rc = write_result(results_fd, results, result);
+	print_result(&ev.g, result);
 	grade_release(&ev.g);
 	json_decref(ev.baseline);
 	free(ev.sanitizer);

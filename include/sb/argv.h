@@ -9,6 +9,8 @@
 #ifndef SB_ARGV_H
 #define SB_ARGV_H
 
+#include <stdarg.h>
+
 #include "sb/common.h"
 
 struct sb_argv {
@@ -24,6 +26,8 @@ extern char *sb_argv_empty[1];
 void sb_argv_init(struct sb_argv *a);
 void sb_argv_push(struct sb_argv *a, const char *s);
 void sb_argv_pushf(struct sb_argv *a, const char *fmt, ...) _printf_(2, 3);
+/* sb_argv_pushf with a va_list, for a caller's own printf-like function; ap is consumed. */
+void sb_argv_vpushf(struct sb_argv *a, const char *fmt, va_list ap) _printf_(2, 0);
 /* Push each string of the NULL-terminated list v. */
 void sb_argv_pushv(struct sb_argv *a, const char *const *v);
 /* Push several strings; the list ends with NULL. */

@@ -33,6 +33,16 @@ enum sb_open_flags {
 int sb_open_beneath(int dirfd, const char *rel, int flags, mode_t mode, unsigned sbflags,
     struct sb_error **err);
 
+/*
+ * lstat rel below dirfd, refusing a symbolic link in any directory component (O_NOFOLLOW
+ * at each step, the walk sb_open_beneath falls back to), so a link swapped into the tree
+ * cannot send the lookup outside it; the last component itself is not followed either.
+ * rel is not checked for ".." (callers pass paths another parser produced, such as a
+ * libgit2 delta's). Unlike sb_lstat_at below, a link that stays inside the tree is
+ * refused too. *ret_st is written only on success.
+ */
+int sb_lstat_nofollow(int dirfd, const char *rel, struct stat *ret_st, struct sb_error **err);
+
 /* For tests and the CI job that exercises it: never use openat2, always walk. */
 void sb_fs_force_walk(bool on);
 

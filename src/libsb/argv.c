@@ -48,8 +48,14 @@ sb_argv_pushf(struct sb_argv *a, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	argv_push_owned(a, sb_xvasprintf(fmt, ap));
+	sb_argv_vpushf(a, fmt, ap);
 	va_end(ap);
+}
+
+void
+sb_argv_vpushf(struct sb_argv *a, const char *fmt, va_list ap)
+{
+	argv_push_owned(a, sb_xvasprintf(fmt, ap));
 }
 
 void

@@ -391,6 +391,54 @@ kind_of(unsigned type, const struct collect *c, bool interp)
 	}
 }
 
+/* An image's symbol tables and dynamic section, each at most once. */
+struct tables {
+	struct table symtab, dynsym, dyn;
+	bool have_symtab, have_dynsym, have_dyn;
+};
+
+static int
+load_tables(const struct image *im, struct tables *tt, struct sb_error **err)
+{
+	size_t symsz = im->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	size_t dynsz = im->is64 ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn);
+
+	for (uint64_t i = 0; i < im->shnum; i++) {
+		struct section s;
+		struct table *t;
+		const char *what;
+		bool *seen;
+		size_t entsize;
+
+		read_section(im, i, &s);
+		if (s.type == SHT_SYMTAB) {
+			t = &tt->symtab;
+			seen = &tt->have_symtab;
+			what = "symbol table";
+			entsize = symsz;
+		} else if (s.type == SHT_DYNSYM) {
+			t = &tt->dynsym;
+			seen = &tt->have_dynsym;
+			what = "dynamic symbol table";
+			entsize = symsz;
+		} else if (s.type == SHT_DYNAMIC) {
+			t = &tt->dyn;
+			seen = &tt->have_dyn;
+			what = "dynamic section";
+			entsize = dynsz;
+		} else {
+			continue;
+		}
+		/* The gABI allows one of each; a second could hide symbols from one reader. */
+		if (*seen)
+			return sb_error_set(err, EINVAL, "more than one %s", what);
+		*seen = true;
+		if (load_table(im, i, entsize, what, t, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Parse one ELF image and call cb with what it holds. Returns -1 with *err set if the image
  * is malformed, else 0 with *ret_cb set to the callback's value.
@@ -402,74 +450,38 @@ scan_elf(const unsigned char *p, size_t len, const char *member, sb_elf_object_c
 	struct image im = { .p = p, .len = len };
 	struct collect c = { 0 };
 	struct sb_elf_object obj = { 0 };
-	struct table symtab = { 0 }, dynsym = { 0 }, dyn = { 0 };
-	bool have_symtab = false, have_dynsym = false, have_dyn = false, interp = false;
+	struct tables tt = { 0 };
+	bool interp = false;
 	_cleanup_free_ struct sb_elf_symbol *syms = NULL;
 	_cleanup_free_ const char **needed = NULL;
 	unsigned type = 0, machine = 0;
-	size_t symsz, dynsz;
 	uint64_t nsyms;
 
-	if (read_header(&im, &type, &machine, err) < 0)
+	if (read_header(&im, &type, &machine, err) < 0 || load_tables(&im, &tt, err) < 0)
 		return -1;
-	symsz = im.is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
-	dynsz = im.is64 ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn);
-	for (uint64_t i = 0; i < im.shnum; i++) {
-		struct section s;
-		struct table *t;
-		const char *what;
-		bool *seen;
-		size_t entsize;
-
-		read_section(&im, i, &s);
-		if (s.type == SHT_SYMTAB) {
-			t = &symtab;
-			seen = &have_symtab;
-			what = "symbol table";
-			entsize = symsz;
-		} else if (s.type == SHT_DYNSYM) {
-			t = &dynsym;
-			seen = &have_dynsym;
-			what = "dynamic symbol table";
-			entsize = symsz;
-		} else if (s.type == SHT_DYNAMIC) {
-			t = &dyn;
-			seen = &have_dyn;
-			what = "dynamic section";
-			entsize = dynsz;
-		} else {
-			continue;
-		}
-		/* The gABI allows one of each; a second could hide symbols from one reader. */
-		if (*seen)
-			return sb_error_set(err, EINVAL, "more than one %s", what);
-		*seen = true;
-		if (load_table(&im, i, entsize, what, t, err) < 0)
-			return -1;
-	}
 	if (type == ET_DYN && find_interp(&im, &interp, err) < 0)
 		return -1;
 
 	/* Counts were checked against the file; the cap bounds the array in any case. */
-	nsyms = (symtab.count > 0 ? symtab.count - 1 : 0) +
-		(dynsym.count > 0 ? dynsym.count - 1 : 0);
+	nsyms = (tt.symtab.count > 0 ? tt.symtab.count - 1 : 0) +
+		(tt.dynsym.count > 0 ? tt.dynsym.count - 1 : 0);
 	c.cap = nsyms < SB_ELF_SYMBOLS_MAX ? (size_t)nsyms : SB_ELF_SYMBOLS_MAX;
 	if (c.cap > 0)
 		c.syms = syms = sb_xcalloc(c.cap, sizeof(*syms));
-	c.needed_cap = dyn.count < SB_ELF_NEEDED_MAX ? (size_t)dyn.count : SB_ELF_NEEDED_MAX;
+	c.needed_cap = tt.dyn.count < SB_ELF_NEEDED_MAX ? (size_t)tt.dyn.count : SB_ELF_NEEDED_MAX;
 	if (c.needed_cap > 0)
 		c.needed = needed = sb_xcalloc(c.needed_cap, sizeof(*needed));
-	collect_symbols(&im, &symtab, false, &c);
-	collect_symbols(&im, &dynsym, true, &c);
-	collect_dynamic(&im, &dyn, &c);
+	collect_symbols(&im, &tt.symtab, false, &c);
+	collect_symbols(&im, &tt.dynsym, true, &c);
+	collect_dynamic(&im, &tt.dyn, &c);
 
 	obj.member = member;
 	obj.kind = kind_of(type, &c, interp);
 	obj.machine = machine;
 	obj.is64 = im.is64;
 	obj.big_endian = im.be;
-	obj.has_symtab = have_symtab;
-	obj.has_dynsym = have_dynsym;
+	obj.has_symtab = tt.have_symtab;
+	obj.has_dynsym = tt.have_dynsym;
 	obj.symbols = c.nsyms > 0 ? c.syms : NULL;
 	obj.nsymbols = c.nsyms;
 	obj.needed = c.nneeded > 0 ? c.needed : NULL;

@@ -42,23 +42,20 @@ sb_fs_force_walk(bool on)
 }
 
 /*
- * The fallback: open each directory component with O_NOFOLLOW | O_DIRECTORY, then the last
- * one with O_NOFOLLOW. A symlink anywhere fails with ELOOP/ENOTDIR; ".." cannot occur
- * because the caller passed a checked relative path.
+ * The walk both fallbacks share: open each directory component of copy (a writable copy of
+ * a relative path, cut at each '/') with O_NOFOLLOW | O_DIRECTORY, so a symlink anywhere on
+ * the way fails with ELOOP/ENOTDIR. On success *ret_dir is the last directory (-1 when the
+ * path has no '/': the caller's dirfd is the directory) and *ret_last its final component.
  */
 static int
-open_walk(int dirfd, const char *rel, int flags, mode_t mode)
+walk_dirs(int dirfd, char *copy, int *ret_dir, const char **ret_last)
 {
-	_cleanup_free_ char *copy = sb_xstrdup(rel);
 	_cleanup_close_ int cur = -1;
 	char *c = copy, *slash;
 
-	for (;;) {
+	while ((slash = strchr(c, '/')) != NULL) {
 		int fd;
 
-		slash = strchr(c, '/');
-		if (slash == NULL)
-			break;
 		*slash = '\0';
 		fd = openat(cur >= 0 ? cur : dirfd, c,
 		    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -68,7 +65,39 @@ open_walk(int dirfd, const char *rel, int flags, mode_t mode)
 		cur = fd;
 		c = slash + 1;
 	}
-	return openat(cur >= 0 ? cur : dirfd, c, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	*ret_dir = TAKE_FD(cur);
+	*ret_last = c;
+	return 0;
+}
+
+/*
+ * The fallback: open each directory component with O_NOFOLLOW | O_DIRECTORY, then the last
+ * one with O_NOFOLLOW. A symlink anywhere fails with ELOOP/ENOTDIR; ".." cannot occur
+ * because the caller passed a checked relative path.
+ */
+static int
+open_walk(int dirfd, const char *rel, int flags, mode_t mode)
+{
+	_cleanup_free_ char *copy = sb_xstrdup(rel);
+	_cleanup_close_ int cur = -1;
+	const char *last;
+
+	if (walk_dirs(dirfd, copy, &cur, &last) < 0)
+		return -1;
+	return openat(cur >= 0 ? cur : dirfd, last, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+}
+
+int
+sb_lstat_nofollow(int dirfd, const char *rel, struct stat *ret_st, struct sb_error **err)
+{
+	_cleanup_free_ char *copy = sb_xstrdup(rel);
+	_cleanup_close_ int cur = -1;
+	const char *last;
+
+	if (walk_dirs(dirfd, copy, &cur, &last) < 0 ||
+	    fstatat(cur >= 0 ? cur : dirfd, last, ret_st, AT_SYMLINK_NOFOLLOW) < 0)
+		return sb_error_errno(err, errno, "lstat '%s'", rel);
+	return 0;
 }
 
 /*

@@ -175,32 +175,6 @@ out:
 }
 
 /*
- * lstat rel below rootfd, refusing a symbolic link in any directory component (O_NOFOLLOW at
- * each step), so a link swapped in by the agent cannot send us outside the tree.
- */
-static int
-lstat_below(int rootfd, const char *rel, struct stat *ret_st)
-{
-	_cleanup_free_ char *copy = sb_xstrdup(rel);
-	_cleanup_close_ int cur = -1;
-	char *c = copy, *slash;
-
-	while ((slash = strchr(c, '/')) != NULL) {
-		int fd;
-
-		*slash = '\0';
-		fd = openat(cur >= 0 ? cur : rootfd, c,
-		    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return -1;
-		sb_closep(&cur);
-		cur = fd;
-		c = slash + 1;
-	}
-	return fstatat(cur >= 0 ? cur : rootfd, c, ret_st, AT_SYMLINK_NOFOLLOW);
-}
-
-/*
  * Check that everything below parent/name is a plain directory or regular file, visiting at
  * most *budget entries. libgit2 opens object files with a blocking open(2) that follows
  * links, so a FIFO (or a link to one) planted in .git/objects would hang us for ever.
@@ -957,7 +931,7 @@ check_sizes(struct sb_git_baseline *b, const git_diff_delta *d, struct sb_error 
 	struct stat st;
 
 	if (d->status != GIT_DELTA_DELETED &&
-	    lstat_below(b->worktree_fd, d->new_file.path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    sb_lstat_nofollow(b->worktree_fd, d->new_file.path, &st, NULL) == 0 && S_ISREG(st.st_mode) &&
 	    (unsigned long long)st.st_size > SB_GIT_FILE_MAX)
 		return sb_error_set(err, EFBIG, "'%s' is larger than %llu bytes",
 		    d->new_file.path, (unsigned long long)SB_GIT_FILE_MAX);

@@ -48,42 +48,79 @@ match_set(const char *p, size_t n, unsigned char c, bool *hit)
 	return i + 1;
 }
 
-/* One pattern component against one path component. */
-static bool
-match_part(struct span p, struct span s)
-{
-	size_t pi = 0, si = 0, star_p = (size_t)-1, star_s = 0;
+/*
+ * The greedy wildcard walk both levels share: items 0..np of a pattern against items 0..ns
+ * of a subject. is_star(ctx, pi) says whether pattern item pi matches any run of subject
+ * items; step(ctx, pi, si) how many pattern items from pi match subject item si (0: none).
+ */
+struct walk {
+	bool (*is_star)(const void *ctx, size_t pi);
+	size_t (*step)(const void *ctx, size_t pi, size_t si);
+	const void *ctx;
+};
 
-	while (si < s.n) {
-		if (pi < p.n && p.s[pi] == '*') {
+static bool
+walk_match(const struct walk *w, size_t np, size_t ns)
+{
+	size_t pi = 0, si = 0, star_p = (size_t)-1, star_s = 0, len;
+
+	while (si < ns) {
+		if (pi < np && w->is_star(w->ctx, pi)) {
 			star_p = ++pi;
 			star_s = si;
 			continue;
 		}
-		if (pi < p.n) {
-			bool hit = false;
-			size_t len = 1;
-
-			if (p.s[pi] == '?')
-				hit = true;
-			else if (p.s[pi] == '[' && (len = match_set(p.s + pi, p.n - pi, (unsigned char)s.s[si], &hit)) > 0)
-				;
-			else
-				hit = p.s[pi] == s.s[si], len = 1;
-			if (hit) {
-				pi += len;
-				si++;
-				continue;
-			}
+		if (pi < np && (len = w->step(w->ctx, pi, si)) > 0) {
+			pi += len;
+			si++;
+			continue;
 		}
 		if (star_p == (size_t)-1)
 			return false;
 		pi = star_p;
 		si = ++star_s;
 	}
-	while (pi < p.n && p.s[pi] == '*')
+	while (pi < np && w->is_star(w->ctx, pi))
 		pi++;
-	return pi == p.n;
+	return pi == np;
+}
+
+/* The byte level: one pattern component against one path component. */
+struct part_pair {
+	struct span p, s;
+};
+
+static bool
+byte_is_star(const void *ctx, size_t pi)
+{
+	const struct part_pair *x = ctx;
+
+	return x->p.s[pi] == '*';
+}
+
+static size_t
+byte_step(const void *ctx, size_t pi, size_t si)
+{
+	const struct part_pair *x = ctx;
+	bool hit = false;
+	size_t len;
+
+	if (x->p.s[pi] == '?')
+		return 1;
+	/* A '[' that is not closed is an ordinary byte. */
+	if (x->p.s[pi] == '[' &&
+	    (len = match_set(x->p.s + pi, x->p.n - pi, (unsigned char)x->s.s[si], &hit)) > 0)
+		return hit ? len : 0;
+	return x->p.s[pi] == x->s.s[si] ? 1 : 0;
+}
+
+static bool
+match_part(struct span p, struct span s)
+{
+	struct part_pair x = { p, s };
+	struct walk w = { byte_is_star, byte_step, &x };
+
+	return walk_match(&w, p.n, s.n);
 }
 
 /* Split at '/' into at most max spans; returns the count, or max + 1 if there are more. */
@@ -112,6 +149,27 @@ static bool
 is_globstar(struct span p)
 {
 	return p.n == 2 && p.s[0] == '*' && p.s[1] == '*';
+}
+
+/* The component level: the components of a pattern against those of a path. */
+struct path_pair {
+	const struct span *p, *s;
+};
+
+static bool
+part_is_star(const void *ctx, size_t pi)
+{
+	const struct path_pair *x = ctx;
+
+	return is_globstar(x->p[pi]);
+}
+
+static size_t
+part_step(const void *ctx, size_t pi, size_t si)
+{
+	const struct path_pair *x = ctx;
+
+	return match_part(x->p[pi], x->s[si]) ? 1 : 0;
 }
 
 int
@@ -165,8 +223,9 @@ bool
 sb_glob_match(const char *pattern, const char *path)
 {
 	struct span p[SB_GLOB_PARTS_MAX + 1], s[4096 / 2 + 1];
-	size_t np, ns, pi = 0, si = 0, star_p = (size_t)-1, star_s = 0;
-	size_t plen = strlen(pattern);
+	size_t np, ns, plen = strlen(pattern);
+	struct path_pair x;
+	struct walk w = { part_is_star, part_step, &x };
 
 	if (plen == 0 || plen > SB_GLOB_MAX || path[0] == '\0' || path[0] == '/' ||
 	    strlen(path) > 4096)
@@ -183,23 +242,6 @@ sb_glob_match(const char *pattern, const char *path)
 	ns = split(path, s, SB_ARRAY_SIZE(s) - 1);
 	if (ns >= SB_ARRAY_SIZE(s))
 		return false;
-	while (si < ns) {
-		if (pi < np && is_globstar(p[pi])) {
-			star_p = ++pi;
-			star_s = si;
-			continue;
-		}
-		if (pi < np && match_part(p[pi], s[si])) {
-			pi++;
-			si++;
-			continue;
-		}
-		if (star_p == (size_t)-1)
-			return false;
-		pi = star_p;
-		si = ++star_s;
-	}
-	while (pi < np && is_globstar(p[pi]))
-		pi++;
-	return pi == np;
+	x = (struct path_pair){ p, s };
+	return walk_match(&w, np, ns);
 }

@@ -585,6 +585,77 @@ enter_root(const struct sb_sandbox *sb, const char **ret_step)
 	return 0;
 }
 
+/*
+ * Write the user namespace's maps. The uid change made us non-dumpable, and a non-dumpable
+ * process's /proc files are root's: our own maps could not be written. Dumpable for these
+ * three writes only: no other process of our uid runs now (the caller kills them all around
+ * each script), and none could attach in so short a time anyway; back to non-dumpable at
+ * once, since until exec this process holds a copy of its parent's memory.
+ */
+static int
+map_ids(const struct sb_sandbox *sb)
+{
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		return -1;
+	if (write_file("/proc/self/setgroups", "deny") < 0 ||
+	    write_file("/proc/self/uid_map", sb->uid_map) < 0 ||
+	    write_file("/proc/self/gid_map", sb->gid_map) < 0) {
+		int e = errno;
+
+		(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		errno = e;
+		return -1;
+	}
+	return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ? -1 : 0;
+}
+
+/* A fresh tmpfs on each private temporary directory that exists. */
+static int
+mount_private_tmps(const struct sb_sandbox *sb)
+{
+	for (size_t i = 0; i < sb->nprivate; i++) {
+		struct stat st;
+
+		if (stat(sb->private_tmp[i], &st) < 0 && errno == ENOENT)
+			continue;
+		if (mount("tmpfs", sb->private_tmp[i], "tmpfs", MS_NOSUID | MS_NODEV,
+			sb->tmp_opts) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* An empty, read-only, mode 0000 tmpfs over each hidden directory. */
+static int
+cover_hidden(const struct sb_sandbox *sb)
+{
+	for (size_t i = 0; i < sb->nhidden; i++) {
+		struct stat st;
+
+		/* Gone, below a private tmpfs already, or out of our reach: nothing to cover. */
+		if (stat(sb->hidden[i], &st) < 0 &&
+		    (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			return -1;
+		}
+		if (mount("tmpfs", sb->hidden[i], "tmpfs",
+			MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			"mode=0000,size=4096,nr_inodes=16") < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Long because the order of these steps is the security property (docs/design.md,
+ * "Starting processes"): the user namespace and its maps before any mount, the root and
+ * the read-only remount before the writable places are opened up again, the private and
+ * hidden directories on top of that, capabilities dropped last, in the one process that
+ * then execs. Each step that is more than a call is a helper above; what is left is the
+ * sequence itself, with the step name the parent reports set before each step.
+ */
 int
 sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step)
 {
@@ -599,26 +670,8 @@ sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step)
 	*ret_step = "sandbox: unshare";
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC) < 0)
 		return -1;
-	/*
-	 * The uid change made us non-dumpable, and a non-dumpable process's /proc files are
-	 * root's: our own maps could not be written. Dumpable for these three writes only: no
-	 * other process of our uid runs now (the caller kills them all around each script),
-	 * and none could attach in so short a time anyway; back to non-dumpable at once, since
-	 * until exec this process holds a copy of its parent's memory.
-	 */
 	*ret_step = "sandbox: map the uid and gid";
-	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-		return -1;
-	if (write_file("/proc/self/setgroups", "deny") < 0 ||
-	    write_file("/proc/self/uid_map", sb->uid_map) < 0 ||
-	    write_file("/proc/self/gid_map", sb->gid_map) < 0) {
-		int e = errno;
-
-		(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		errno = e;
-		return -1;
-	}
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+	if (map_ids(sb) < 0)
 		return -1;
 	*ret_step = "sandbox: loopback";
 	if (loopback_up() < 0)
@@ -659,31 +712,11 @@ sb_sandbox_enter(const struct sb_sandbox *sb, int cwd_fd, const char **ret_step)
 	if (sb->root == NULL && other_fs_root("/dev", &root) && set_ro("/dev", false, false) < 0)
 		return -1;
 	*ret_step = "sandbox: private temporary directories";
-	for (size_t i = 0; i < sb->nprivate; i++) {
-		struct stat st;
-
-		if (stat(sb->private_tmp[i], &st) < 0 && errno == ENOENT)
-			continue;
-		if (mount("tmpfs", sb->private_tmp[i], "tmpfs", MS_NOSUID | MS_NODEV,
-			sb->tmp_opts) < 0)
-			return -1;
-	}
+	if (mount_private_tmps(sb) < 0)
+		return -1;
 	*ret_step = "sandbox: hidden directories";
-	for (size_t i = 0; i < sb->nhidden; i++) {
-		struct stat st;
-
-		/* Gone, below a private tmpfs already, or out of our reach: nothing to cover. */
-		if (stat(sb->hidden[i], &st) < 0 &&
-		    (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
-			continue;
-		if (!S_ISDIR(st.st_mode)) {
-			errno = ENOTDIR;
-			return -1;
-		}
-		if (mount("tmpfs", sb->hidden[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			"mode=0000,size=4096,nr_inodes=16") < 0)
-			return -1;
-	}
+	if (cover_hidden(sb) < 0)
+		return -1;
 	/*
 	 * A terminal the agent opened (a pty it made writable to all) and a message queue it
 	 * made are reached through /dev/pts and /dev/mqueue whatever the mount flags say (a

@@ -116,48 +116,43 @@ child_cloexec_from3(int max_fd)
 	return 0;
 }
 
-static _noreturn_ void
-child_run(const struct child_plan *p)
+/*
+ * The helpers below are steps of child_run, in a forked child: async-signal-safe calls
+ * only, and each returns -1 with errno set for child_run to report.
+ */
+
+/* Move this process into the run's cgroup (by writing "0", "myself", to cgroup.procs). */
+static int
+child_join_cgroup(const char *cgroup_procs)
 {
-	const struct sb_cmd *c = p->c;
-	struct child_report rep = { 0, 0, NULL };
-	int src[3];
-	const char *drop_step;
+	int fd = open(cgroup_procs, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 
-	rep.step = STEP_SIGNALS;
-	if (sb_sig_reset_all() < 0)
-		goto fail;
-	/* First: nothing of the child, nor anything it forks, runs outside the cgroup. */
-	rep.step = STEP_CGROUP;
-	if (c->cgroup_procs != NULL) {
-		int fd = open(c->cgroup_procs, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-
-		if (fd < 0)
-			goto fail;
-		if (write(fd, "0", 1) != 1) {
-			close(fd);
-			goto fail;
-		}
+	if (fd < 0)
+		return -1;
+	if (write(fd, "0", 1) != 1) {
 		close(fd);
+		return -1;
 	}
-	rep.step = STEP_SESSION;
-	if ((c->flags & SB_CMD_NEW_SESSION) && setsid() < 0)
-		goto fail;
-	if (!(c->flags & SB_CMD_NEW_SESSION) && (c->flags & SB_CMD_NEW_PGRP) && setpgid(0, 0) < 0)
-		goto fail;
+	close(fd);
+	return 0;
+}
 
-	/*
-	 * stdio: first lift any source below 3 out of the way (so that dup2 onto 0..2 cannot
-	 * clobber a source still to be used), then dup2 each onto its place. dup2 clears
-	 * close-on-exec on the target, so the child keeps exactly 0, 1 and 2.
-	 */
-	rep.step = STEP_STDIO;
+/*
+ * stdio: first lift any source below 3 out of the way (so that dup2 onto 0..2 cannot
+ * clobber a source still to be used), then dup2 each onto its place. dup2 clears
+ * close-on-exec on the target, so the child keeps exactly 0, 1 and 2.
+ */
+static int
+child_stdio(const struct child_plan *p)
+{
+	int src[3];
+
 	for (int i = 0; i < 3; i++) {
 		src[i] = p->fds[i];
 		if (src[i] >= 0 && src[i] < 3 && src[i] != i) {
 			src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 3);
 			if (src[i] < 0)
-				goto fail;
+				return -1;
 		}
 	}
 	for (int i = 0; i < 3; i++) {
@@ -165,21 +160,79 @@ child_run(const struct child_plan *p)
 			int fl = fcntl(i, F_GETFD);
 
 			if (fl < 0 || fcntl(i, F_SETFD, fl & ~FD_CLOEXEC) < 0)
-				goto fail;
+				return -1;
 		} else if (dup2(src[i], i) < 0) {
-			goto fail;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+static int
+child_rlimits(const struct sb_cmd *c)
+{
+	for (size_t i = 0; i < c->n_rlimits; i++) {
+		struct rlimit rl = { c->rlimits[i].cur, c->rlimits[i].max };
+
+		if (setrlimit(c->rlimits[i].resource, &rl) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* After the uid change, which clears the parent-death signal. */
+static int
+child_deathsig(const struct child_plan *p)
+{
+	const struct sb_cmd *c = p->c;
+
+	if (!(c->flags & (SB_CMD_DEATHSIG | SB_CMD_DEATHSIG_TERM)))
+		return 0;
+	if (prctl(PR_SET_PDEATHSIG, (c->flags & SB_CMD_DEATHSIG) ? SIGKILL : SIGTERM, 0, 0, 0) < 0)
+		return -1;
+	/* A parent that died before the prctl sent no signal: we would outlive it. */
+	if (getppid() != p->parent) {
+		errno = ESRCH;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The order of these steps is the security property (docs/design.md, "Starting processes"
+ * and "Dropping privileges"): the cgroup before anything can fork, the credential drop and
+ * the sandbox before the limits that the sandbox's user namespace counts, the death signal
+ * after the uid change that clears it, the close-on-exec sweep and the seccomp filter last
+ * before execve. Each step is one line or one helper above, so the whole order reads here.
+ */
+static _noreturn_ void
+child_run(const struct child_plan *p)
+{
+	const struct sb_cmd *c = p->c;
+	struct child_report rep = { 0, 0, NULL };
+	const char *drop_step;
+
+	rep.step = STEP_SIGNALS;
+	if (sb_sig_reset_all() < 0)
+		goto fail;
+	/* First: nothing of the child, nor anything it forks, runs outside the cgroup. */
+	rep.step = STEP_CGROUP;
+	if (c->cgroup_procs != NULL && child_join_cgroup(c->cgroup_procs) < 0)
+		goto fail;
+	rep.step = STEP_SESSION;
+	if ((c->flags & SB_CMD_NEW_SESSION) && setsid() < 0)
+		goto fail;
+	if (!(c->flags & SB_CMD_NEW_SESSION) && (c->flags & SB_CMD_NEW_PGRP) && setpgid(0, 0) < 0)
+		goto fail;
+	rep.step = STEP_STDIO;
+	if (child_stdio(p) < 0)
+		goto fail;
 	rep.step = STEP_CWD;
 	if (c->cwd_fd >= 0 && fchdir(c->cwd_fd) < 0)
 		goto fail;
 	rep.step = STEP_RLIMIT;
-	for (size_t i = 0; c->sandbox == NULL && i < c->n_rlimits; i++) {
-		struct rlimit rl = { c->rlimits[i].cur, c->rlimits[i].max };
-
-		if (setrlimit(c->rlimits[i].resource, &rl) < 0)
-			goto fail;
-	}
+	if (c->sandbox == NULL && child_rlimits(c) < 0)
+		goto fail;
 	if (c->creds != NULL) {
 		rep.step = STEP_CREDS;
 		if (sb_priv_drop(c->creds, &drop_step) < 0)
@@ -202,23 +255,12 @@ child_run(const struct child_plan *p)
 		 * same uid. Lowering a limit needs no privilege.
 		 */
 		rep.step = STEP_RLIMIT;
-		for (size_t i = 0; i < c->n_rlimits; i++) {
-			struct rlimit rl = { c->rlimits[i].cur, c->rlimits[i].max };
-
-			if (setrlimit(c->rlimits[i].resource, &rl) < 0)
-				goto fail;
-		}
+		if (child_rlimits(c) < 0)
+			goto fail;
 	}
-	/* After the uid change, which clears the parent-death signal. */
 	rep.step = STEP_DEATHSIG;
-	if ((c->flags & (SB_CMD_DEATHSIG | SB_CMD_DEATHSIG_TERM)) &&
-	    prctl(PR_SET_PDEATHSIG, (c->flags & SB_CMD_DEATHSIG) ? SIGKILL : SIGTERM, 0, 0, 0) < 0)
+	if (child_deathsig(p) < 0)
 		goto fail;
-	/* A parent that died before the prctl sent no signal: we would outlive it. */
-	if ((c->flags & (SB_CMD_DEATHSIG | SB_CMD_DEATHSIG_TERM)) && getppid() != p->parent) {
-		errno = ESRCH;
-		goto fail;
-	}
 	rep.step = STEP_FDS;
 	if (child_cloexec_from3(p->max_fd) < 0)
 		goto fail;
@@ -251,6 +293,55 @@ sb_now_ms(void)
 
 static char *const empty_env[] = { NULL };
 
+/* A close-on-exec pipe into *ret_rd / *ret_wr, if want. */
+static int
+capture_pipe(bool want, int *ret_rd, int *ret_wr, struct sb_error **err)
+{
+	int fds[2];
+
+	if (!want)
+		return 0;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return sb_error_errno(err, errno, "pipe2");
+	*ret_rd = fds[0], *ret_wr = fds[1];
+	return 0;
+}
+
+/* The fd that becomes the child's fd `inherit` (0, 1 or 2) for the caller's choice spec. */
+static int
+stdio_source(int spec, int inherit, int devnull, int pipe_end)
+{
+	if (spec == SB_CMD_DEVNULL)
+		return devnull;
+	if (spec == SB_CMD_INHERIT)
+		return inherit;
+	if (spec == SB_CMD_CAPTURE)
+		return pipe_end;
+	return spec;
+}
+
+/* The parent's side once the child is forked: wait for execve, or for the child's report. */
+static int
+start_parent(struct sb_cmd *c, pid_t pid, int rep_rd, int *rep_wr, struct sb_error **err)
+{
+	struct child_report rep;
+	ssize_t n;
+
+	/* Both sides set the group, so it exists before either uses it. */
+	if ((c->flags & SB_CMD_NEW_PGRP) && !(c->flags & SB_CMD_NEW_SESSION))
+		(void)setpgid(pid, pid);
+	/* Our copy of the write end must go, or read() never sees EOF. */
+	*rep_wr = sb_close(*rep_wr);
+	n = SB_RETRY_EINTR(read(rep_rd, &rep, sizeof(rep)));
+	if (n == (ssize_t)sizeof(rep)) {
+		(void)SB_RETRY_EINTR(waitpid(pid, NULL, 0));
+		return sb_error_errno(err, rep.errnum, "cannot start '%s': %s", c->argv[0],
+		    rep.detail != NULL ? rep.detail : step_name(rep.step));
+	}
+	/* EOF: execve() succeeded and closed the close-on-exec report pipe. */
+	return 0;
+}
+
 int
 sb_cmd_start(struct sb_cmd *c, struct sb_error **err)
 {
@@ -259,10 +350,7 @@ sb_cmd_start(struct sb_cmd *c, struct sb_error **err)
 			    err_wr = -1;
 	struct sb_cmd copy = *c;
 	struct child_plan plan;
-	struct child_report rep;
 	struct rlimit nofile;
-	int fds[2];
-	ssize_t n;
 	pid_t pid;
 
 	if (c->path == NULL || c->argv == NULL || c->argv[0] == NULL)
@@ -275,44 +363,23 @@ sb_cmd_start(struct sb_cmd *c, struct sb_error **err)
 		if (devnull < 0)
 			return sb_error_errno(err, errno, "open /dev/null");
 	}
-	if (c->stdin_fd == SB_CMD_CAPTURE) {
-		if (pipe2(fds, O_CLOEXEC) < 0)
-			return sb_error_errno(err, errno, "pipe2");
-		in_rd = fds[0], in_wr = fds[1];
-	}
-	if (c->stdout_fd == SB_CMD_CAPTURE) {
-		if (pipe2(fds, O_CLOEXEC) < 0)
-			return sb_error_errno(err, errno, "pipe2");
-		out_rd = fds[0], out_wr = fds[1];
-	}
-	if (c->stderr_fd == SB_CMD_CAPTURE && !(c->flags & SB_CMD_STDERR_TO_STDOUT)) {
-		if (pipe2(fds, O_CLOEXEC) < 0)
-			return sb_error_errno(err, errno, "pipe2");
-		err_rd = fds[0], err_wr = fds[1];
-	}
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return sb_error_errno(err, errno, "pipe2");
-	rep_rd = fds[0], rep_wr = fds[1];
+	if (capture_pipe(c->stdin_fd == SB_CMD_CAPTURE, &in_rd, &in_wr, err) < 0 ||
+	    capture_pipe(c->stdout_fd == SB_CMD_CAPTURE, &out_rd, &out_wr, err) < 0 ||
+	    capture_pipe(c->stderr_fd == SB_CMD_CAPTURE && !(c->flags & SB_CMD_STDERR_TO_STDOUT),
+		&err_rd, &err_wr, err) < 0 ||
+	    capture_pipe(true, &rep_rd, &rep_wr, err) < 0)
+		return -1;
 
 	memset(&plan, 0, sizeof(plan));
 	plan.c = &copy;
 	plan.parent = getpid();
 	plan.report_fd = rep_wr;
-	plan.fds[0] = c->stdin_fd == SB_CMD_DEVNULL ? devnull
-		: c->stdin_fd == SB_CMD_INHERIT	    ? 0
-		: c->stdin_fd == SB_CMD_CAPTURE	    ? in_rd
-						    : c->stdin_fd;
-	plan.fds[1] = c->stdout_fd == SB_CMD_DEVNULL ? devnull
-		: c->stdout_fd == SB_CMD_INHERIT     ? 1
-		: c->stdout_fd == SB_CMD_CAPTURE     ? out_wr
-						     : c->stdout_fd;
+	plan.fds[0] = stdio_source(c->stdin_fd, 0, devnull, in_rd);
+	plan.fds[1] = stdio_source(c->stdout_fd, 1, devnull, out_wr);
 	if (c->flags & SB_CMD_STDERR_TO_STDOUT)
 		plan.fds[2] = plan.fds[1];
 	else
-		plan.fds[2] = c->stderr_fd == SB_CMD_DEVNULL ? devnull
-			: c->stderr_fd == SB_CMD_INHERIT     ? 2
-			: c->stderr_fd == SB_CMD_CAPTURE     ? err_wr
-							     : c->stderr_fd;
+		plan.fds[2] = stdio_source(c->stderr_fd, 2, devnull, err_wr);
 	plan.max_fd = getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < 1048576
 		? (int)nofile.rlim_cur
 		: 65536;
@@ -323,19 +390,8 @@ sb_cmd_start(struct sb_cmd *c, struct sb_error **err)
 		return sb_error_errno(err, errno, "fork");
 	if (pid == 0)
 		child_run(&plan);
-
-	/* Both sides set the group, so it exists before either uses it. */
-	if ((c->flags & SB_CMD_NEW_PGRP) && !(c->flags & SB_CMD_NEW_SESSION))
-		(void)setpgid(pid, pid);
-	/* Our copy of the write end must go, or read() never sees EOF. */
-	rep_wr = sb_close(rep_wr);
-	n = SB_RETRY_EINTR(read(rep_rd, &rep, sizeof(rep)));
-	if (n == (ssize_t)sizeof(rep)) {
-		(void)SB_RETRY_EINTR(waitpid(pid, NULL, 0));
-		return sb_error_errno(err, rep.errnum, "cannot start '%s': %s", c->argv[0],
-		    rep.detail != NULL ? rep.detail : step_name(rep.step));
-	}
-	/* EOF: execve() succeeded and closed the close-on-exec report pipe. */
+	if (start_parent(c, pid, rep_rd, &rep_wr, err) < 0)
+		return -1;
 	c->pid = pid;
 	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	c->in_pipe = TAKE_FD(in_wr);
@@ -400,17 +456,143 @@ write_nosigpipe(int fd, const void *data, size_t len)
 	return n;
 }
 
+/* Where sb_cmd_wait is: the deadlines (0: none yet) and what it has seen. */
+struct wait_state {
+	uint64_t start, grace, drain;
+	uint64_t term_at, kill_at, drain_until;
+	size_t in_off; /* bytes of stdin_data written */
+	bool exited;
+	int status;
+};
+
+/* Reap the child if it has exited; on exit, kill what it left in its group. */
+static int
+wait_reap(struct sb_cmd *c, struct wait_state *w, struct sb_cmd_result *ret, uint64_t now)
+{
+	pid_t pid;
+
+	if (w->exited)
+		return 0;
+	pid = waitpid(c->pid, &w->status, WNOHANG);
+	if (pid < 0 && errno != EINTR)
+		return -1;
+	if (pid == c->pid) {
+		w->exited = true;
+		ret->elapsed_ms = now - w->start;
+		/* Anything the child left in its own group dies with it. */
+		if ((c->flags & (SB_CMD_NEW_PGRP | SB_CMD_NEW_SESSION)) &&
+		    !(c->flags & SB_CMD_NO_GROUP_REAP))
+			(void)kill(-c->pid, SIGKILL);
+		w->drain_until = add_sat(now, w->drain);
+		c->in_pipe = sb_close(c->in_pipe);
+	}
+	return 0;
+}
+
+/* The timeout: SIGTERM first, SIGKILL if it is still there after the grace. */
+static void
+wait_timeout(struct sb_cmd *c, struct wait_state *w, struct sb_cmd_result *ret, uint64_t now)
+{
+	if (!w->exited && w->term_at != 0 && now >= w->term_at && w->kill_at == 0) {
+		ret->timed_out = true;
+		sb_cmd_kill(c, SIGTERM);
+		w->kill_at = add_sat(now, w->grace);
+	}
+	if (!w->exited && w->kill_at != 0 && now >= w->kill_at) {
+		sb_cmd_kill(c, SIGKILL);
+		w->kill_at = UINT64_MAX;
+	}
+}
+
+/* The fds to poll (into pfd, at most 4; returns how many). */
+static nfds_t
+wait_pollfds(const struct sb_cmd *c, const struct wait_state *w, struct pollfd *pfd)
+{
+	nfds_t np = 0;
+
+	if (c->out_pipe >= 0)
+		pfd[np++] = (struct pollfd){ .fd = c->out_pipe, .events = POLLIN };
+	if (c->err_pipe >= 0)
+		pfd[np++] = (struct pollfd){ .fd = c->err_pipe, .events = POLLIN };
+	if (c->in_pipe >= 0)
+		pfd[np++] = (struct pollfd){ .fd = c->in_pipe, .events = POLLOUT };
+	if (!w->exited && c->pidfd >= 0)
+		pfd[np++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
+	return np;
+}
+
+/* How long poll may sleep: until the next deadline, in poll's int milliseconds. */
+static int
+wait_poll_timeout(const struct sb_cmd *c, const struct wait_state *w, uint64_t now)
+{
+	uint64_t wake = UINT64_MAX;
+
+	if (!w->exited && w->term_at != 0 && w->kill_at == 0)
+		wake = w->term_at;
+	if (!w->exited && w->kill_at != 0 && w->kill_at != UINT64_MAX)
+		wake = w->kill_at;
+	if (w->exited)
+		wake = w->drain_until;
+	/* Without a pidfd we cannot be woken by the exit: look every 20 ms. */
+	if (!w->exited && c->pidfd < 0 && wake > now + 20)
+		wake = now + 20;
+	/* poll takes an int: a far deadline just means waking up early to look again. */
+	if (wake == UINT64_MAX)
+		return -1;
+	if (wake <= now)
+		return 0;
+	return wake - now > INT_MAX ? INT_MAX : (int)(wake - now);
+}
+
+/* Serve the fds poll found ready: read output, feed stdin_data. */
+static void
+wait_io(struct sb_cmd *c, struct wait_state *w, struct sb_cmd_result *ret,
+    const struct pollfd *pfd, nfds_t np)
+{
+	for (nfds_t i = 0; i < np; i++) {
+		if (pfd[i].revents == 0)
+			continue;
+		if (pfd[i].fd == c->out_pipe)
+			drain_fd(&c->out_pipe, &ret->out, &ret->out_dropped);
+		else if (pfd[i].fd == c->err_pipe)
+			drain_fd(&c->err_pipe, &ret->err, &ret->err_dropped);
+		else if (pfd[i].fd == c->in_pipe) {
+			ssize_t n = write_nosigpipe(c->in_pipe,
+			    (const char *)c->stdin_data + w->in_off, c->stdin_len - w->in_off);
+
+			if (n > 0)
+				w->in_off += (size_t)n;
+			if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
+			    w->in_off == c->stdin_len)
+				c->in_pipe = sb_close(c->in_pipe);
+		}
+	}
+}
+
+/* The exit code from the wait status: 128 + N for signal N, 124 for a timeout. */
+static void
+wait_result(const struct wait_state *w, struct sb_cmd_result *ret)
+{
+	if (WIFSIGNALED(w->status)) {
+		ret->term_signal = WTERMSIG(w->status);
+		ret->exit_code = SB_EXIT_SIGNAL_BASE + ret->term_signal;
+	} else {
+		ret->exit_code = WEXITSTATUS(w->status);
+	}
+	if (ret->timed_out)
+		ret->exit_code = SB_EXIT_TIMEOUT;
+}
+
 int
 sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
 {
-	uint64_t start = c->start_ms ? c->start_ms : sb_now_ms();
-	uint64_t grace = c->grace_ms ? c->grace_ms : SB_KILL_GRACE_MS;
-	uint64_t drain = c->drain_ms ? c->drain_ms : 1000;
-	uint64_t term_at = c->timeout_ms ? add_sat(start, c->timeout_ms) : 0, kill_at = 0,
-		 drain_until = 0;
-	size_t cap = c->capture_max ? c->capture_max : SB_CAPTURE_DEFAULT, in_off = 0;
-	bool exited = false;
-	int status = 0, saved;
+	struct wait_state w = {
+		.start = c->start_ms ? c->start_ms : sb_now_ms(),
+		.grace = c->grace_ms ? c->grace_ms : SB_KILL_GRACE_MS,
+		.drain = c->drain_ms ? c->drain_ms : 1000,
+	};
+	size_t cap = c->capture_max ? c->capture_max : SB_CAPTURE_DEFAULT;
+	int saved;
 
 	/*
 	 * Not started (or already waited for): waitpid(-1) below would reap, and so steal, any
@@ -418,6 +600,7 @@ sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
 	 */
 	if (c->pid <= 0)
 		return sb_error_set(err, EINVAL, "command not running");
+	w.term_at = c->timeout_ms ? add_sat(w.start, c->timeout_ms) : 0;
 	memset(ret, 0, sizeof(*ret));
 	sb_buf_init(&ret->out, cap);
 	sb_buf_init(&ret->err, cap);
@@ -428,104 +611,33 @@ sb_cmd_wait(struct sb_cmd *c, struct sb_cmd_result *ret, struct sb_error **err)
 
 	for (;;) {
 		struct pollfd pfd[4];
-		nfds_t np = 0;
-		uint64_t now = sb_now_ms(), wake = UINT64_MAX;
-		int timeout, r;
+		uint64_t now = sb_now_ms();
+		nfds_t np;
+		int r;
 
-		if (!exited) {
-			pid_t w = waitpid(c->pid, &status, WNOHANG);
-
-			if (w < 0 && errno != EINTR) {
-				saved = errno;
-				sb_cmd_result_release(ret);
-				return sb_error_errno(err, saved, "waitpid");
-			}
-			if (w == c->pid) {
-				exited = true;
-				ret->elapsed_ms = now - start;
-				/* Anything the child left in its own group dies with it. */
-				if ((c->flags & (SB_CMD_NEW_PGRP | SB_CMD_NEW_SESSION)) &&
-				    !(c->flags & SB_CMD_NO_GROUP_REAP))
-					(void)kill(-c->pid, SIGKILL);
-				drain_until = add_sat(now, drain);
-				c->in_pipe = sb_close(c->in_pipe);
-			}
+		if (wait_reap(c, &w, ret, now) < 0) {
+			saved = errno;
+			sb_cmd_result_release(ret);
+			return sb_error_errno(err, saved, "waitpid");
 		}
-		if (exited && ((c->out_pipe < 0 && c->err_pipe < 0) || now >= drain_until))
+		if (w.exited && ((c->out_pipe < 0 && c->err_pipe < 0) || now >= w.drain_until))
 			break;
-		/* The timeout: SIGTERM first, SIGKILL if it is still there after the grace. */
-		if (!exited && term_at != 0 && now >= term_at && kill_at == 0) {
-			ret->timed_out = true;
-			sb_cmd_kill(c, SIGTERM);
-			kill_at = add_sat(now, grace);
-		}
-		if (!exited && kill_at != 0 && now >= kill_at) {
-			sb_cmd_kill(c, SIGKILL);
-			kill_at = UINT64_MAX;
-		}
-		if (c->out_pipe >= 0)
-			pfd[np++] = (struct pollfd){ .fd = c->out_pipe, .events = POLLIN };
-		if (c->err_pipe >= 0)
-			pfd[np++] = (struct pollfd){ .fd = c->err_pipe, .events = POLLIN };
-		if (c->in_pipe >= 0)
-			pfd[np++] = (struct pollfd){ .fd = c->in_pipe, .events = POLLOUT };
-		if (!exited && c->pidfd >= 0)
-			pfd[np++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
-		if (!exited && term_at != 0 && kill_at == 0)
-			wake = term_at;
-		if (!exited && kill_at != 0 && kill_at != UINT64_MAX)
-			wake = kill_at;
-		if (exited)
-			wake = drain_until;
-		/* Without a pidfd we cannot be woken by the exit: look every 20 ms. */
-		if (!exited && c->pidfd < 0 && wake > now + 20)
-			wake = now + 20;
-		/* poll takes an int: a far deadline just means waking up early to look again. */
-		if (wake == UINT64_MAX)
-			timeout = -1;
-		else if (wake <= now)
-			timeout = 0;
-		else
-			timeout = wake - now > INT_MAX ? INT_MAX : (int)(wake - now);
-		r = poll(pfd, np, timeout);
+		wait_timeout(c, &w, ret, now);
+		np = wait_pollfds(c, &w, pfd);
+		r = poll(pfd, np, wait_poll_timeout(c, &w, now));
 		if (r < 0 && errno != EINTR) {
 			saved = errno;
 			sb_cmd_result_release(ret);
 			return sb_error_errno(err, saved, "poll");
 		}
-		if (r <= 0)
-			continue;
-		for (nfds_t i = 0; i < np; i++) {
-			if (pfd[i].revents == 0)
-				continue;
-			if (pfd[i].fd == c->out_pipe)
-				drain_fd(&c->out_pipe, &ret->out, &ret->out_dropped);
-			else if (pfd[i].fd == c->err_pipe)
-				drain_fd(&c->err_pipe, &ret->err, &ret->err_dropped);
-			else if (pfd[i].fd == c->in_pipe) {
-				ssize_t n = write_nosigpipe(c->in_pipe,
-				    (const char *)c->stdin_data + in_off, c->stdin_len - in_off);
-
-				if (n > 0)
-					in_off += (size_t)n;
-				if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
-				    in_off == c->stdin_len)
-					c->in_pipe = sb_close(c->in_pipe);
-			}
-		}
+		if (r > 0)
+			wait_io(c, &w, ret, pfd, np);
 	}
 	c->out_pipe = sb_close(c->out_pipe);
 	c->err_pipe = sb_close(c->err_pipe);
 	c->pidfd = sb_close(c->pidfd);
 	c->pid = -1;
-	if (WIFSIGNALED(status)) {
-		ret->term_signal = WTERMSIG(status);
-		ret->exit_code = SB_EXIT_SIGNAL_BASE + ret->term_signal;
-	} else {
-		ret->exit_code = WEXITSTATUS(status);
-	}
-	if (ret->timed_out)
-		ret->exit_code = SB_EXIT_TIMEOUT;
+	wait_result(&w, ret);
 	return 0;
 }
 

@@ -350,6 +350,105 @@ sb_task_context_source(const struct sb_task *t, int task_fd, const char *target)
 	return found;
 }
 
+/*
+ * The ssebench.* labels are the harness's: `runs` finds a run's containers by ssebench.run,
+ * and a container inherits its image's labels wherever the CLI does not set them (dataset
+ * verify's tool container, a sandbox run's role), so a task image carrying them could pose
+ * as another run. Checked on a LABEL or ONBUILD instruction after ARG and ENV expansion,
+ * and wherever the word appears.
+ */
+static void
+check_labels(const struct sb_dockerfile *df, const struct sb_dockerfile_insn *in,
+    const struct sb_argv *vars, const char *file, struct sb_diags *diags)
+{
+	_cleanup_free_ char *expanded = sb_dockerfile_expand(in->args, vars, df->escape, NULL);
+	_cleanup_free_ char *lower = sb_ascii_lower(expanded ? expanded : in->args);
+	char *w = lower;
+
+	/* Docker drops quotes and escapes from a key: so do we, before looking. */
+	for (const char *r = lower; *r != '\0'; r++)
+		if (*r != '"' && *r != '\'' && *r != '\\' && *r != df->escape && *r != '\n')
+			*w++ = *r;
+	*w = '\0';
+	if ((strcmp(in->cmd, "LABEL") == 0 || strstr(lower, "label") != NULL) &&
+	    strstr(lower, "ssebench.") != NULL)
+		sb_diags_add(diags, file, in->line, 1,
+		    "a task's image may not carry ssebench.* labels: they are the "
+		    "harness's (ssebench.run names a run's containers)");
+}
+
+/* Every local source of a COPY or ADD instruction must be in the folder (the build context). */
+static void
+check_copy_sources(const struct sb_dockerfile *df, const struct sb_dockerfile_insn *in,
+    const struct sb_argv *vars, int task_fd, const char *file, struct sb_diags *diags)
+{
+	for (size_t j = 0; j + 1 < in->words.n; j++) {
+		_cleanup_free_ char *src = sb_dockerfile_expand(in->words.v[j], vars, df->escape,
+		    NULL);
+		_cleanup_free_ char *clean = NULL;
+		struct sb_error *err = NULL;
+
+		if (strcmp(in->cmd, "ADD") == 0 && is_url(src))
+			continue;
+		clean = clean_context_path(src);
+		if (clean == NULL) {
+			sb_diags_add(diags, file, in->line, 1,
+			    "%s source '%s' is outside the task folder", in->cmd, src);
+			continue;
+		}
+		if (has_wildcard(clean)) {
+			_cleanup_argv_ struct sb_argv m = SB_ARGV_INIT;
+
+			glob_context(task_fd, "", clean, &m);
+			if (m.n == 0)
+				sb_diags_add(diags, file, in->line, 1,
+				    "%s source '%s' matches no file in the task folder", in->cmd,
+				    src);
+			continue;
+		}
+		if (context_kind(task_fd, clean, &err) == 0)
+			sb_diags_add(diags, file, in->line, 1,
+			    "%s source '%s' is not in the task folder (%s)", in->cmd, src,
+			    err != NULL && sb_error_code(err) == EXDEV
+				? "it leads outside the folder"
+				: sb_error_message(err));
+		sb_error_release(&err);
+	}
+}
+
+/*
+ * The last FROM must build on an image under ${REGISTRY_ARG}/, the prefix the CLI passes:
+ * what follows it becomes t->base.
+ */
+static void
+check_last_from(struct sb_task *t, const struct sb_dockerfile_insn *from, const char *file,
+    struct sb_diags *diags)
+{
+	_cleanup_free_ char *image = NULL;
+	const char *p = from->args, *rest = NULL;
+
+	/* Skip --platform=... and similar flags. */
+	while (strncmp(p, "--", 2) == 0) {
+		p = strpbrk(p, " \t");
+		if (p == NULL)
+			return;
+		while (*p == ' ' || *p == '\t')
+			p++;
+	}
+	image = sb_xstrndup(p, strcspn(p, " \t"));
+	if (strncmp(image, "${" REGISTRY_ARG "}/", strlen(REGISTRY_ARG) + 4) == 0)
+		rest = image + strlen(REGISTRY_ARG) + 4;
+	else if (strncmp(image, "$" REGISTRY_ARG "/", strlen(REGISTRY_ARG) + 2) == 0)
+		rest = image + strlen(REGISTRY_ARG) + 2;
+	if (rest == NULL || *rest == '\0') {
+		sb_diags_add(diags, file, from->line, 1,
+		    "the last FROM must name an image under ${%s}/ (it is '%s')", REGISTRY_ARG,
+		    image);
+		return;
+	}
+	t->base = sb_xstrdup(rest);
+}
+
 /* Dockerfile rules that do not depend on the config. */
 static void
 check_dockerfile(struct sb_task *t, int task_fd, const char *file, struct sb_diags *diags)
@@ -379,67 +478,11 @@ check_dockerfile(struct sb_task *t, int task_fd, const char *file, struct sb_dia
 			if (sb_env_get(&one, REGISTRY_ARG) != NULL)
 				registry_arg = true;
 		}
-		/*
-		 * The ssebench.* labels are the harness's: `runs` finds a run's containers by
-		 * ssebench.run, and a container inherits its image's labels wherever the CLI
-		 * does not set them (dataset verify's tool container, a sandbox run's role), so
-		 * a task image carrying them could pose as another run. Checked after ARG and ENV
-		 * expansion, and wherever the word appears.
-		 */
-		if (strcmp(in->cmd, "LABEL") == 0 || strcmp(in->cmd, "ONBUILD") == 0) {
-			_cleanup_free_ char *expanded = sb_dockerfile_expand(in->args, &vars,
-			    df->escape, NULL);
-			_cleanup_free_ char *lower = sb_ascii_lower(expanded ? expanded : in->args);
-			char *w = lower;
-
-			/* Docker drops quotes and escapes from a key: so do we, before looking. */
-			for (const char *r = lower; *r != '\0'; r++)
-				if (*r != '"' && *r != '\'' && *r != '\\' && *r != df->escape &&
-				    *r != '\n')
-					*w++ = *r;
-			*w = '\0';
-			if ((strcmp(in->cmd, "LABEL") == 0 || strstr(lower, "label") != NULL) &&
-			    strstr(lower, "ssebench.") != NULL)
-				sb_diags_add(diags, file, in->line, 1,
-				    "a task's image may not carry ssebench.* labels: they are the "
-				    "harness's (ssebench.run names a run's containers)");
-		}
-		/* Every local COPY/ADD source must be in the folder (the build context). */
+		if (strcmp(in->cmd, "LABEL") == 0 || strcmp(in->cmd, "ONBUILD") == 0)
+			check_labels(df, in, &vars, file, diags);
 		if ((strcmp(in->cmd, "COPY") == 0 || strcmp(in->cmd, "ADD") == 0) &&
-		    in->words.n >= 2 && !has_flag(in, "--from")) {
-			for (size_t j = 0; j + 1 < in->words.n; j++) {
-				_cleanup_free_ char *src = sb_dockerfile_expand(in->words.v[j], &vars,
-				    df->escape, NULL);
-				_cleanup_free_ char *clean = NULL;
-				struct sb_error *err = NULL;
-
-				if (strcmp(in->cmd, "ADD") == 0 && is_url(src))
-					continue;
-				clean = clean_context_path(src);
-				if (clean == NULL) {
-					sb_diags_add(diags, file, in->line, 1,
-					    "%s source '%s' is outside the task folder", in->cmd, src);
-					continue;
-				}
-				if (has_wildcard(clean)) {
-					_cleanup_argv_ struct sb_argv m = SB_ARGV_INIT;
-
-					glob_context(task_fd, "", clean, &m);
-					if (m.n == 0)
-						sb_diags_add(diags, file, in->line, 1,
-						    "%s source '%s' matches no file in the task folder",
-						    in->cmd, src);
-					continue;
-				}
-				if (context_kind(task_fd, clean, &err) == 0)
-					sb_diags_add(diags, file, in->line, 1,
-					    "%s source '%s' is not in the task folder (%s)", in->cmd, src,
-					    err != NULL && sb_error_code(err) == EXDEV
-						? "it leads outside the folder"
-						: sb_error_message(err));
-				sb_error_release(&err);
-			}
-		}
+		    in->words.n >= 2 && !has_flag(in, "--from"))
+			check_copy_sources(df, in, &vars, task_fd, file, diags);
 		if (strcmp(in->cmd, "ARG") == 0 || strcmp(in->cmd, "ENV") == 0)
 			record_vars(in, &vars, df->escape);
 	}
@@ -448,32 +491,7 @@ check_dockerfile(struct sb_task *t, int task_fd, const char *file, struct sb_dia
 		    "no 'ARG %s' before the first FROM: the CLI builds with "
 		    "--build-arg %s=<prefix>",
 		    REGISTRY_ARG, REGISTRY_ARG);
-	{
-		const struct sb_dockerfile_insn *from = &df->v[last];
-		_cleanup_free_ char *image = NULL;
-		const char *p = from->args, *rest = NULL;
-
-		/* Skip --platform=... and similar flags. */
-		while (strncmp(p, "--", 2) == 0) {
-			p = strpbrk(p, " \t");
-			if (p == NULL)
-				return;
-			while (*p == ' ' || *p == '\t')
-				p++;
-		}
-		image = sb_xstrndup(p, strcspn(p, " \t"));
-		if (strncmp(image, "${" REGISTRY_ARG "}/", strlen(REGISTRY_ARG) + 4) == 0)
-			rest = image + strlen(REGISTRY_ARG) + 4;
-		else if (strncmp(image, "$" REGISTRY_ARG "/", strlen(REGISTRY_ARG) + 2) == 0)
-			rest = image + strlen(REGISTRY_ARG) + 2;
-		if (rest == NULL || *rest == '\0') {
-			sb_diags_add(diags, file, from->line, 1,
-			    "the last FROM must name an image under ${%s}/ (it is '%s')",
-			    REGISTRY_ARG, image);
-			return;
-		}
-		t->base = sb_xstrdup(rest);
-	}
+	check_last_from(t, &df->v[last], file, diags);
 }
 
 /* Every file the config names must come from a regular file of the folder. */

@@ -102,12 +102,89 @@ copy_mode(const struct copy_ctx *x, mode_t m)
 	return m & 0777;
 }
 
+/* Copy the directory name (st, as lstat saw it) and what it holds. */
+static int
+copy_subdir(struct copy_ctx *x, int sfd, int dfd, const char *name, const struct stat *st,
+    unsigned depth, struct sb_error **err)
+{
+	_cleanup_close_ int s = -1, d = -1;
+	struct stat st2;
+
+	if (depth >= SB_COPY_DEPTH_MAX)
+		return sb_error_set(err, ELOOP, "tree deeper than %d levels", SB_COPY_DEPTH_MAX);
+	s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s < 0 || fstat(s, &st2) < 0 || st2.st_ino != st->st_ino || st2.st_dev != st->st_dev) {
+		x->st.skipped++;
+		return 0;
+	}
+	if (mkdirat(dfd, name, 0700) < 0)
+		return sb_error_errno(err, errno, "mkdir '%s'", name);
+	d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0)
+		return sb_error_errno(err, errno, "open '%s'", name);
+	x->st.dirs++;
+	if (copy_dir(x, s, d, depth + 1, err) < 0)
+		return sb_error_prefix(err, "%s", name);
+	(void)fchmod(d, copy_mode(x, st->st_mode));
+	return set_owner_and_times(x, d, st, err);
+}
+
+/* Copy the regular file name (st, as lstat saw it), if it is still that file when opened. */
+static int
+copy_file(struct copy_ctx *x, int sfd, int dfd, const char *name, const struct stat *st,
+    struct sb_error **err)
+{
+	_cleanup_close_ int s = -1, d = -1;
+	struct stat st2;
+
+	/* O_NONBLOCK: a FIFO swapped in after the stat must not hang us. */
+	s = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (s < 0 || fstat(s, &st2) < 0 || !S_ISREG(st2.st_mode) || st2.st_ino != st->st_ino ||
+	    st2.st_dev != st->st_dev ||
+	    (x->o->only_uid != (uid_t)-1 && st2.st_uid != x->o->only_uid)) {
+		x->st.skipped++;
+		return 0;
+	}
+	d = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (d < 0)
+		return sb_error_errno(err, errno, "create '%s'", name);
+	if (copy_bytes(x, s, d, st2.st_size, err) < 0)
+		return sb_error_prefix(err, "%s", name);
+	/* No set-uid, set-gid or sticky bit survives the copy. */
+	(void)fchmod(d, copy_mode(x, st2.st_mode));
+	x->st.files++;
+	return set_owner_and_times(x, d, &st2, err);
+}
+
+/* Copy the symbolic link name as a link (never followed), with its times. */
+static int
+copy_link(struct copy_ctx *x, int sfd, int dfd, const char *name, const struct stat *st,
+    struct sb_error **err)
+{
+	char target[SB_PATH_MAX + 1];
+	ssize_t n = readlinkat(sfd, name, target, sizeof(target) - 1);
+	struct timespec ts[2] = { st->st_atim, st->st_mtim };
+
+	if (n < 0 || n >= (ssize_t)sizeof(target) - 1) {
+		x->st.skipped++;
+		return 0;
+	}
+	target[n] = '\0';
+	if (symlinkat(target, dfd, name) < 0)
+		return sb_error_errno(err, errno, "symlink '%s'", name);
+	if (x->o->chown_uid != (uid_t)-1 &&
+	    fchownat(dfd, name, x->o->chown_uid, x->o->chown_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return sb_error_errno(err, errno, "chown '%s'", name);
+	(void)utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW);
+	x->st.links++;
+	return 0;
+}
+
 static int
 copy_entry(struct copy_ctx *x, int sfd, int dfd, const char *name, unsigned depth,
     struct sb_error **err)
 {
-	struct stat st, st2;
-	int r;
+	struct stat st;
 
 	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		x->st.skipped++; /* vanished under us */
@@ -120,87 +197,47 @@ copy_entry(struct copy_ctx *x, int sfd, int dfd, const char *name, unsigned dept
 	if (x->st.files + x->st.dirs + x->st.links >= x->max_files)
 		return sb_error_set(err, E2BIG, "tree has more than %llu entries",
 		    (unsigned long long)x->max_files);
-	if (S_ISDIR(st.st_mode)) {
-		_cleanup_close_ int s = -1, d = -1;
-
-		if (depth >= SB_COPY_DEPTH_MAX)
-			return sb_error_set(err, ELOOP, "tree deeper than %d levels",
-			    SB_COPY_DEPTH_MAX);
-		s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (s < 0 || fstat(s, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
-			x->st.skipped++;
-			return 0;
-		}
-		if (mkdirat(dfd, name, 0700) < 0)
-			return sb_error_errno(err, errno, "mkdir '%s'", name);
-		d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (d < 0)
-			return sb_error_errno(err, errno, "open '%s'", name);
-		x->st.dirs++;
-		r = copy_dir(x, s, d, depth + 1, err);
-		if (r < 0)
-			return sb_error_prefix(err, "%s", name);
-		(void)fchmod(d, copy_mode(x, st.st_mode));
-		return set_owner_and_times(x, d, &st, err);
-	}
-	if (S_ISREG(st.st_mode)) {
-		_cleanup_close_ int s = -1, d = -1;
-
-		/* O_NONBLOCK: a FIFO swapped in after the stat must not hang us. */
-		s = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (s < 0 || fstat(s, &st2) < 0 || !S_ISREG(st2.st_mode) || st2.st_ino != st.st_ino ||
-		    st2.st_dev != st.st_dev ||
-		    (x->o->only_uid != (uid_t)-1 && st2.st_uid != x->o->only_uid)) {
-			x->st.skipped++;
-			return 0;
-		}
-		d = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (d < 0)
-			return sb_error_errno(err, errno, "create '%s'", name);
-		if (copy_bytes(x, s, d, st2.st_size, err) < 0)
-			return sb_error_prefix(err, "%s", name);
-		/* No set-uid, set-gid or sticky bit survives the copy. */
-		(void)fchmod(d, copy_mode(x, st2.st_mode));
-		x->st.files++;
-		return set_owner_and_times(x, d, &st2, err);
-	}
-	if (S_ISLNK(st.st_mode)) {
-		char target[SB_PATH_MAX + 1];
-		ssize_t n = readlinkat(sfd, name, target, sizeof(target) - 1);
-		struct timespec ts[2] = { st.st_atim, st.st_mtim };
-
-		if (n < 0 || n >= (ssize_t)sizeof(target) - 1) {
-			x->st.skipped++;
-			return 0;
-		}
-		target[n] = '\0';
-		if (symlinkat(target, dfd, name) < 0)
-			return sb_error_errno(err, errno, "symlink '%s'", name);
-		if (x->o->chown_uid != (uid_t)-1 &&
-		    fchownat(dfd, name, x->o->chown_uid, x->o->chown_gid, AT_SYMLINK_NOFOLLOW) < 0)
-			return sb_error_errno(err, errno, "chown '%s'", name);
-		(void)utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW);
-		x->st.links++;
-		return 0;
-	}
+	if (S_ISDIR(st.st_mode))
+		return copy_subdir(x, sfd, dfd, name, &st, depth, err);
+	if (S_ISREG(st.st_mode))
+		return copy_file(x, sfd, dfd, name, &st, err);
+	if (S_ISLNK(st.st_mode))
+		return copy_link(x, sfd, dfd, name, &st, err);
 	x->st.skipped++; /* devices, FIFOs, sockets */
 	return 0;
+}
+
+/*
+ * A directory stream on a duplicate of fd, so that closedir() leaves the caller's fd open.
+ * The duplicate shares fd's offset.
+ */
+static DIR *
+dir_stream(int fd, struct sb_error **err)
+{
+	int lfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d;
+
+	if (lfd < 0) {
+		(void)sb_error_errno(err, errno, "dup");
+		return NULL;
+	}
+	d = fdopendir(lfd);
+	if (d == NULL) {
+		close(lfd);
+		(void)sb_error_errno(err, errno, "opendir");
+		return NULL;
+	}
+	return d;
 }
 
 static int
 copy_dir(struct copy_ctx *x, int sfd, int dfd, unsigned depth, struct sb_error **err)
 {
-	int lfd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
 	struct dirent *de;
-	DIR *d;
+	DIR *d = dir_stream(sfd, err);
 
-	if (lfd < 0)
-		return sb_error_errno(err, errno, "dup");
-	d = fdopendir(lfd);
-	if (d == NULL) {
-		close(lfd);
-		return sb_error_errno(err, errno, "opendir");
-	}
+	if (d == NULL)
+		return -1;
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    skipped_name(x->o, de->d_name))
@@ -274,18 +311,12 @@ move_up(struct empty_ctx *x, int dfd, const char *name, struct sb_error **err)
 static int
 empty_dir(struct empty_ctx *x, int dfd, unsigned depth, struct sb_error **err)
 {
-	int lfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
 	struct dirent *de;
-	DIR *d;
+	DIR *d = dir_stream(dfd, err);
 	int r = 0;
 
-	if (lfd < 0)
-		return sb_error_errno(err, errno, "dup");
-	d = fdopendir(lfd);
-	if (d == NULL) {
-		close(lfd);
-		return sb_error_errno(err, errno, "opendir");
-	}
+	if (d == NULL)
+		return -1;
 	/* The duplicate shares the directory's offset: an earlier pass left it at the end. */
 	rewinddir(d);
 	while ((de = readdir(d)) != NULL) {

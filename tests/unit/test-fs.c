@@ -264,6 +264,31 @@ START_TEST(test_lstat_does_not_follow)
 }
 END_TEST
 
+/* git.c's size check: no link on the way is followed, not even one that stays inside. */
+START_TEST(test_lstat_nofollow_refuses_every_link)
+{
+	struct sb_error *err = NULL;
+	struct stat st;
+
+	ck_assert_int_eq(sb_lstat_nofollow(root_fd, "sub/file", &st, NULL), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(sb_lstat_nofollow(root_fd, "top", &st, NULL), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(sb_lstat_nofollow(root_fd, "sub/in-link", &st, NULL), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(sb_lstat_nofollow(root_fd, "dir-out/secret", &st, &err), -1);
+	ck_assert_int_eq(sb_error_code(err), ENOTDIR);
+	sb_error_release(&err);
+	{
+		_cleanup_free_ char *p = sb_xasprintf("%s/in-dir", root);
+
+		ck_assert_int_eq(symlink("sub", p), 0);
+	}
+	ck_assert_int_eq(sb_lstat_nofollow(root_fd, "in-dir/file", &st, NULL), -1);
+	ck_assert_int_eq(sb_lstat_at(root_fd, "in-dir/file", &st, NULL), 0);
+}
+END_TEST
+
 START_TEST(test_mkdir_p)
 {
 	char *deep = sb_xasprintf("%s/a/b/c", root), *top = sb_xasprintf("%s/a", root);
@@ -303,6 +328,7 @@ fs_suite(void)
 	tcase_add_test(tc, test_atomic_write_leaves_no_temp);
 	tcase_add_test(tc, test_list_dir_sorted_and_capped);
 	tcase_add_test(tc, test_lstat_does_not_follow);
+	tcase_add_test(tc, test_lstat_nofollow_refuses_every_link);
 	tcase_add_test(tc, test_mkdir_p);
 	suite_add_tcase(s, tc);
 	return s;

@@ -161,6 +161,35 @@ oracle(const char *sanitizer, const char *facts, const char *expected)
 #define MODULE(id)  "\"" id "\": {\"asan\": true, \"checks\": false}"
 #define PLAIN(id)   "\"" id "\": {\"asan\": false, \"checks\": false}"
 
+/* Past 100 findings the log lists the first 100 and counts the rest; the message is the first. */
+START_TEST(test_oracle_many_findings)
+{
+	json_auto_t *facts = json_pack("{s:{s:{s:b,s:b}},s:[],s:[],s:[],s:b}", "objects", "a.o",
+	    "asan", true, "checks", true, "hooks", "calls", "unreadable", "truncated", false);
+	json_t *unreadable = json_object_get(facts, "unreadable");
+	struct grade g;
+	size_t lines = 0;
+
+	ck_assert_ptr_nonnull(facts);
+	for (int i = 0; i < 105; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "u%d.o", i);
+		json_array_append_new(unreadable, json_string(name));
+	}
+	grade_init(&g, 60);
+	ck_assert(!grade_oracle_check(&g, "address", facts, NULL));
+	ck_assert_str_eq(g.error_msg, "oracle tampering: u0.o cannot be read as an object file");
+	for (const char *c = g.error_log; *c != '\0'; c++)
+		lines += *c == '\n';
+	ck_assert_uint_eq(lines, 101);
+	ck_assert_ptr_nonnull(strstr(g.error_log, "u99.o cannot be read as an object file\n(5 "
+						  "more)\n"));
+	ck_assert_ptr_null(strstr(g.error_log, "u100.o"));
+	grade_release(&g);
+}
+END_TEST
+
 START_TEST(test_oracle)
 {
 	static const struct {
@@ -256,6 +285,7 @@ grade_suite(void)
 	tcase_add_test(tc, test_count_judged);
 	tcase_add_test(tc, test_count_tainted);
 	tcase_add_test(tc, test_oracle);
+	tcase_add_test(tc, test_oracle_many_findings);
 	tcase_add_test(tc, test_oracle_summary);
 	suite_add_tcase(s, tc);
 	return s;
