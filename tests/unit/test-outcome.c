@@ -47,24 +47,6 @@ message_of(const json_t *result)
 	    json_object_get(json_object_get(result, "patch_result"), "error_msg"));
 }
 
-/* A record that holds, for the egress claimed: the evaluator's pass stands. */
-START_TEST(test_scored_pass)
-{
-	enum sb_iso_outcome o = SB_ISO_UNSCORED;
-	struct sb_iso_record r;
-	json_t *out;
-
-	all_held(&r, _i == 0, SB_ISO_BEFORE_GRADING);
-	out = run_outcome(passed_result("true"), as_file(&r, SB_ISO_BEFORE_GRADING),
-	    _i == 0 ? "restricted" : "open", false, NULL, &o);
-	ck_assert_int_eq(o, SB_ISO_SCORED);
-	ck_assert_str_eq(status_of(out), "passed");
-	ck_assert(json_is_true(json_object_get(out, "scored")));
-	ck_assert_ptr_null(json_object_get(out, "unscored_patch_result"));
-	json_decref(out);
-}
-END_TEST
-
 /* Each attack on the record: not scored, an error, what the evaluator said kept aside. */
 START_TEST(test_attacked_record)
 {
@@ -88,65 +70,57 @@ START_TEST(test_attacked_record)
 }
 END_TEST
 
-/* A record of the other egress claim, or none: not scored, and why. */
-START_TEST(test_wrong_or_no_record)
-{
-	enum sb_iso_outcome o = SB_ISO_SCORED;
-	struct sb_iso_record r;
-	json_t *out;
-
-	all_held(&r, false, SB_ISO_BEFORE_GRADING);
-	out = run_outcome(passed_result("true"), as_file(&r, SB_ISO_BEFORE_GRADING), "restricted",
-	    false, NULL, &o);
-	ck_assert_int_eq(o, SB_ISO_UNSCORED);
-	ck_assert_str_eq(message_of(out),
-	    "Not scored: isolation not established: the record is inconsistent");
-	json_decref(out);
-	o = SB_ISO_SCORED;
-	out = run_outcome(passed_result("true"), NULL, "open", false, NULL, &o);
-	ck_assert_int_eq(o, SB_ISO_UNSCORED);
-	ck_assert_str_eq(message_of(out), "Not scored: isolation not established: not_recorded");
-	json_decref(out);
-}
-END_TEST
-
-/* Broken on the agent's watch: a forfeit, whatever the evaluator said. */
-START_TEST(test_forfeit)
-{
-	enum sb_iso_outcome o = SB_ISO_UNSCORED;
-	struct sb_iso_record r;
-	json_t *out;
-
-	all_held(&r, true, SB_ISO_BEFORE_GRADING);
-	r.state[SB_ISO_BEFORE_GRADING][SB_ISO_SECCOMP] = SB_ISO_UNCHECKED;
-	sb_iso_note(&r, SB_ISO_BEFORE_GRADING, SB_ISO_SECCOMP, false, "no filter");
-	out = run_outcome(passed_result("true"), as_file(&r, SB_ISO_BEFORE_GRADING), "restricted",
-	    false, NULL, &o);
-	ck_assert_int_eq(o, SB_ISO_FORFEIT);
-	ck_assert_str_eq(status_of(out), "forfeit");
-	ck_assert_str_eq(message_of(out), "Forfeit: the isolation established before the agent "
-					  "did not hold before grading: seccomp");
-	ck_assert(json_is_true(json_object_get(out, "scored")));
-	json_decref(out);
-}
-END_TEST
+/* The record a case's container wrote. */
+enum record { HELD_RESTRICTED, HELD_OPEN, NO_RECORD, SECCOMP_BROKEN_LATE };
 
 /*
- * A pass whose checks cannot be read as the evaluator writes them (a build_success that is
- * not a boolean): the old reading took anything but false as a check that passed; now the
- * pass is refused, as one its checks do not show.
+ * A pass over each kind of record: it stands over one that holds for the egress claimed; a
+ * record of the other claim, or none, is not scored, saying why; broken on the agent's
+ * watch, a forfeit whatever the evaluator said. A pass whose checks cannot be read as the
+ * evaluator writes them (build_success not a boolean) is refused: the old reading took
+ * anything but false for a check that passed.
  */
-START_TEST(test_pass_unreadable_checks)
-{
-	enum sb_iso_outcome o = SB_ISO_UNSCORED;
-	struct sb_iso_record r;
-	json_t *out;
+static const struct {
+	enum record record;
+	const char *egress, *build;
+	enum sb_iso_outcome outcome;
+	const char *status, *message;
+} cases[] = {
+	{ HELD_RESTRICTED, "restricted", "true", SB_ISO_SCORED, "passed", NULL },
+	{ HELD_OPEN, "open", "true", SB_ISO_SCORED, "passed", NULL },
+	{ HELD_OPEN, "restricted", "true", SB_ISO_UNSCORED, "error",
+	    "Not scored: isolation not established: the record is inconsistent" },
+	{ NO_RECORD, "open", "true", SB_ISO_UNSCORED, "error",
+	    "Not scored: isolation not established: not_recorded" },
+	{ SECCOMP_BROKEN_LATE, "restricted", "true", SB_ISO_FORFEIT, "forfeit",
+	    "Forfeit: the isolation established before the agent did not hold before grading: "
+	    "seccomp" },
+	{ HELD_RESTRICTED, "restricted", "\"yes\"", SB_ISO_SCORED, "error",
+	    "Not scored: the result says passed but its checks do not" },
+};
 
-	all_held(&r, true, SB_ISO_BEFORE_GRADING);
-	out = run_outcome(passed_result("\"yes\""), as_file(&r, SB_ISO_BEFORE_GRADING),
-	    "restricted", false, NULL, &o);
-	ck_assert_str_eq(status_of(out), "error");
-	ck_assert_str_eq(message_of(out), "Not scored: the result says passed but its checks do not");
+START_TEST(test_pass_over_record)
+{
+	enum sb_iso_outcome o = (enum sb_iso_outcome)-1;
+	struct sb_iso_record r;
+	json_t *iso = NULL, *out;
+
+	all_held(&r, cases[_i].record != HELD_OPEN, SB_ISO_BEFORE_GRADING);
+	if (cases[_i].record == SECCOMP_BROKEN_LATE) {
+		r.state[SB_ISO_BEFORE_GRADING][SB_ISO_SECCOMP] = SB_ISO_UNCHECKED;
+		sb_iso_note(&r, SB_ISO_BEFORE_GRADING, SB_ISO_SECCOMP, false, "no filter");
+	}
+	if (cases[_i].record != NO_RECORD)
+		iso = as_file(&r, SB_ISO_BEFORE_GRADING);
+	out = run_outcome(passed_result(cases[_i].build), iso, cases[_i].egress, false, NULL, &o);
+	ck_assert_msg(o == cases[_i].outcome, "case %d: outcome %d", _i, o);
+	ck_assert_str_eq(status_of(out), cases[_i].status);
+	ck_assert(sb_streq(message_of(out), cases[_i].message) || cases[_i].message == NULL);
+	ck_assert(json_is_boolean(json_object_get(out, "scored")) &&
+		  json_is_true(json_object_get(out, "scored")) == (o != SB_ISO_UNSCORED));
+	/* What the evaluator said is kept aside when it is replaced, and only then. */
+	ck_assert((json_object_get(out, "unscored_patch_result") != NULL) ==
+		  (cases[_i].message != NULL));
 	json_decref(out);
 }
 END_TEST
@@ -157,11 +131,8 @@ outcome_suite(void)
 	Suite *s = suite_create("outcome");
 	TCase *tc = tcase_create("core");
 
-	tcase_add_loop_test(tc, test_scored_pass, 0, 2);
 	tcase_add_loop_test(tc, test_attacked_record, 0, ATTACKS);
-	tcase_add_test(tc, test_wrong_or_no_record);
-	tcase_add_test(tc, test_forfeit);
-	tcase_add_test(tc, test_pass_unreadable_checks);
+	tcase_add_loop_test(tc, test_pass_over_record, 0, (int)SB_ARRAY_SIZE(cases));
 	suite_add_tcase(s, tc);
 	return s;
 }

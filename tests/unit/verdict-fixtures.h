@@ -44,7 +44,7 @@ as_file(const struct sb_iso_record *r, enum sb_iso_phase upto)
  * Attack i (0 .. ATTACKS - 1) on doc, a record that holds (restricted egress): each leaves
  * a record that still claims to be scored but is not what the entrypoint writes for the
  * states it holds, so it must be refused (sb_iso_from_json) and the run not scored
- * (outcome.c:iso_outcome_of).
+ * (src/ssebench/outcome.c:iso_outcome_of).
  */
 static inline void
 attack(json_t *doc, int i)
