@@ -93,6 +93,29 @@ sb_iso_record_init(struct sb_iso_record *r, bool egress_restricted)
 	r->egress_restricted = egress_restricted;
 }
 
+/*
+ * Every byte of s that does not start a valid UTF-8 sequence becomes '?', in place. A
+ * detail can hold a name the agent chose (a file in a shared place) and is cut at
+ * SB_ISO_DETAIL_MAX, maybe inside a character: JSON cannot hold such bytes, and a property
+ * whose entry could not be written would make a record the CLI refuses (sb_iso_from_json),
+ * turning a forfeit the agent caused into a run that does not count.
+ */
+static void
+utf8_scrub(char *s)
+{
+	size_t n = strlen(s), i = 0;
+
+	while (i < n) {
+		size_t k = sb_utf8_seq_len((const unsigned char *)s + i, n - i);
+
+		if (k == 0) {
+			s[i++] = '?';
+			continue;
+		}
+		i += k;
+	}
+}
+
 void
 sb_iso_note(struct sb_iso_record *r, enum sb_iso_phase ph, enum sb_iso_prop p, bool held,
     const char *fmt, ...)
@@ -109,6 +132,7 @@ sb_iso_note(struct sb_iso_record *r, enum sb_iso_phase ph, enum sb_iso_prop p, b
 	va_start(ap, fmt);
 	vsnprintf(r->detail[ph][p], SB_ISO_DETAIL_MAX, fmt, ap);
 	va_end(ap);
+	utf8_scrub(r->detail[ph][p]);
 }
 
 /* Failed in any phase up to upto, or claimed and never checked. */

@@ -287,6 +287,35 @@ START_TEST(test_iso_json_round_trip)
 }
 END_TEST
 
+/*
+ * A detail that is not UTF-8 (a name the agent chose, or a character cut at the size
+ * limit) is kept as '?' where a byte is not: every property's entry is written, and the
+ * record reads back. Before, json_pack refused the entry and the record lost it.
+ */
+START_TEST(test_detail_not_utf8)
+{
+	struct sb_iso_record r, back;
+	char longer[SB_ISO_DETAIL_MAX + 8];
+	json_t *doc;
+
+	all_held(&r, true, SB_ISO_BEFORE_GRADING);
+	sb_iso_note(&r, SB_ISO_BEFORE_GRADING, SB_ISO_RUNNER_SANDBOX, false, "found /tmp/%s",
+	    "a\xff" "b\xc3");
+	ck_assert_str_eq(r.detail[SB_ISO_BEFORE_GRADING][SB_ISO_RUNNER_SANDBOX], "found /tmp/a?b?");
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	memcpy(longer + SB_ISO_DETAIL_MAX - 2, "\xc3\xa9", 2); /* cut after its first byte */
+	sb_iso_note(&r, SB_ISO_BEFORE_GRADING, SB_ISO_SECCOMP, false, "%s", longer);
+	ck_assert_int_eq(r.detail[SB_ISO_BEFORE_GRADING][SB_ISO_SECCOMP][SB_ISO_DETAIL_MAX - 2], '?');
+	doc = as_file(&r, SB_ISO_BEFORE_GRADING);
+	ck_assert_int_eq(json_object_size(json_object_get(json_object_get(doc, "phases"),
+			     "before_grading")), SB_ISO_PROP_COUNT);
+	ck_assert_int_eq(sb_iso_from_json(doc, SB_ISO_BEFORE_GRADING, &back, NULL), 0);
+	ck_assert_int_eq(sb_iso_outcome(&back, SB_ISO_BEFORE_GRADING, NULL), SB_ISO_FORFEIT);
+	json_decref(doc);
+}
+END_TEST
+
 START_TEST(test_iso_json_attacks)
 {
 	struct sb_iso_record r, back;
@@ -454,6 +483,7 @@ verdict_suite(void)
 	tcase_add_test(tc, test_merge_other_side);
 	tcase_add_test(tc, test_iso_json_round_trip);
 	tcase_add_loop_test(tc, test_iso_json_attacks, 0, ATTACKS);
+	tcase_add_test(tc, test_detail_not_utf8);
 	tcase_add_test(tc, test_iso_outcome_message);
 	tcase_add_loop_test(tc, test_grade_decide, 0, (int)SB_ARRAY_SIZE(decide_cases));
 	tcase_add_loop_test(tc, test_grade_checks_from_json, 0, (int)SB_ARRAY_SIZE(from_json_cases));
