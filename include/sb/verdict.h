@@ -180,13 +180,15 @@ enum sb_grade_status sb_grade_rule_status(enum sb_grade_rule r);
 const char *sb_grade_status_name(enum sb_grade_status s);
 
 /*
- * A result.json's patch_result (untrusted: a container wrote it) as checks: each of
+ * A result.json (untrusted: a container wrote it) as checks. Its patch_result: each of
  * build_success, func_test_success and intent_test_success missing or null (not run) or a
  * boolean; pov_total and pov_passed both missing or null, or both integers with
- * 0 <= pov_passed <= pov_total <= UINT_MAX. Anything else fails (<0, *err; *ret untouched).
- * What patch_result does not hold (oracle, timeout, exception) is left as not run / false.
+ * 0 <= pov_passed <= pov_total <= UINT_MAX. Beyond it, what the evaluator also decides by:
+ * runtime_result's evaluator_timeout and grading_result's oracle_passed, each missing, null
+ * or a boolean. Anything else fails (<0, *err; *ret untouched). An exception leaves no
+ * member of its own (only its error_msg): exception stays false.
  */
-int sb_grade_checks_from_json(const json_t *patch_result, struct sb_grade_checks *ret,
+int sb_grade_checks_from_json(const json_t *result, struct sb_grade_checks *ret,
     struct sb_error **err);
 
 /*

@@ -417,46 +417,64 @@ sb_grade_status_name(enum sb_grade_status s)
 	return "error";
 }
 
-/* A boolean check of patch_result: missing or null is not run, anything but a boolean fails. */
+/* A boolean check of o (key): missing or null is not run, anything but a boolean fails. */
 static int
-check_from_json(const json_t *pr, const char *key, enum sb_check *ret, struct sb_error **err)
+check_from_json(const json_t *o, const char *key, enum sb_check *ret, struct sb_error **err)
 {
-	const json_t *v = json_object_get(pr, key);
+	const json_t *v = json_object_get(o, key);
 
 	if (v == NULL || json_is_null(v))
 		*ret = SB_CHECK_NOT_RUN;
 	else if (json_is_boolean(v))
 		*ret = json_is_true(v) ? SB_CHECK_PASSED : SB_CHECK_FAILED;
 	else
-		return sb_error_set(err, EINVAL, "patch_result: %s is not a boolean or null", key);
+		return sb_error_set(err, EINVAL, "result: %s is not a boolean or null", key);
+	return 0;
+}
+
+/* The PoC fields come as a pair (the evaluator writes both or neither), in range. */
+static int
+pov_from_json(const json_t *pr, struct sb_grade_checks *c, struct sb_error **err)
+{
+	const json_t *passed = json_object_get(pr, "pov_passed");
+	const json_t *total = json_object_get(pr, "pov_total");
+
+	c->pov_reported = total != NULL && !json_is_null(total);
+	if (!c->pov_reported) {
+		if (passed != NULL && !json_is_null(passed))
+			return sb_error_set(err, EINVAL, "result: pov_passed without pov_total");
+		return 0;
+	}
+	if (!json_is_integer(total) || !json_is_integer(passed))
+		return sb_error_set(err, EINVAL, "result: PoC counts not integers");
+	c->pov_passed = json_integer_value(passed);
+	c->pov_total = json_integer_value(total);
+	if (c->pov_passed < 0 || c->pov_passed > c->pov_total || c->pov_total > UINT_MAX)
+		return sb_error_set(err, ERANGE, "result: PoC counts out of range");
 	return 0;
 }
 
 int
-sb_grade_checks_from_json(const json_t *pr, struct sb_grade_checks *ret, struct sb_error **err)
+sb_grade_checks_from_json(const json_t *result, struct sb_grade_checks *ret,
+    struct sb_error **err)
 {
+	const json_t *pr = json_object_get(result, "patch_result");
 	struct sb_grade_checks c = { 0 };
-	const json_t *passed = json_object_get(pr, "pov_passed");
-	const json_t *total = json_object_get(pr, "pov_total");
+	enum sb_check timed_out;
 
 	if (!json_is_object(pr))
-		return sb_error_set(err, EINVAL, "patch_result: not an object");
+		return sb_error_set(err, EINVAL, "result: patch_result not an object");
 	if (check_from_json(pr, "build_success", &c.build, err) < 0 ||
 	    check_from_json(pr, "func_test_success", &c.func_test, err) < 0 ||
-	    check_from_json(pr, "intent_test_success", &c.intent_test, err) < 0)
+	    check_from_json(pr, "intent_test_success", &c.intent_test, err) < 0 ||
+	    pov_from_json(pr, &c, err) < 0 ||
+	    check_from_json(json_object_get(result, "grading_result"), "oracle_passed", &c.oracle,
+		err) < 0 ||
+	    check_from_json(json_object_get(result, "runtime_result"), "evaluator_timeout",
+		&timed_out, err) < 0)
 		return -1;
-	/* The PoC fields come as a pair (the evaluator writes both or neither), in range. */
-	c.pov_reported = total != NULL && !json_is_null(total);
-	if (!c.pov_reported && passed != NULL && !json_is_null(passed))
-		return sb_error_set(err, EINVAL, "patch_result: pov_passed without pov_total");
-	if (c.pov_reported) {
-		if (!json_is_integer(total) || !json_is_integer(passed))
-			return sb_error_set(err, EINVAL, "patch_result: PoC counts not integers");
-		c.pov_passed = json_integer_value(passed);
-		c.pov_total = json_integer_value(total);
-		if (c.pov_passed < 0 || c.pov_passed > c.pov_total || c.pov_total > UINT_MAX)
-			return sb_error_set(err, ERANGE, "patch_result: PoC counts out of range");
-	}
+	/* evaluator_timeout true reads as a check that "passed": the budget ran out. */
+	c.timed_out = timed_out == SB_CHECK_PASSED;
 	*ret = c;
 	return 0;
 }

@@ -20,13 +20,13 @@
 #include "run.h"
 
 const char *
-run_status_of(const json_t *pr)
+run_status_of(const json_t *result)
 {
 	struct sb_grade_checks c;
 	struct sb_error *err = NULL;
 
 	/* Checks that cannot be read as the evaluator writes them are no grade (fail closed). */
-	if (sb_grade_checks_from_json(pr, &c, &err) < 0) {
+	if (sb_grade_checks_from_json(result, &c, &err) < 0) {
 		sb_error_release(&err);
 		return "error";
 	}
@@ -147,13 +147,13 @@ run_outcome(json_t *result, json_t *iso, const char *egress, bool interrupted,
 	pr = json_object_get(result, "patch_result");
 	status = json_string_value(json_object_get(pr, "status"));
 	if (json_object_get(pr, "status") == NULL) {
-		json_object_set_new(pr, "status", json_string(run_status_of(pr)));
+		json_object_set_new(pr, "status", json_string(run_status_of(result)));
 	} else if (status == NULL ||
 	    (strcmp(status, "passed") != 0 && strcmp(status, "failed") != 0 &&
 		strcmp(status, "error") != 0 && strcmp(status, "forfeit") != 0)) {
 		replace_with_error(result, "unscored_patch_result",
 		    "Not scored: the result's status is not one a run has");
-	} else if (strcmp(status, "passed") == 0 && strcmp(run_status_of(pr), "passed") != 0) {
+	} else if (strcmp(status, "passed") == 0 && strcmp(run_status_of(result), "passed") != 0) {
 		/* A pass the checks it records do not show is no pass (fail closed). */
 		replace_with_error(result, "unscored_patch_result",
 		    "Not scored: the result says passed but its checks do not");

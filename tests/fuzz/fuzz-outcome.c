@@ -98,7 +98,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (strcmp(status, "passed") == 0 &&
 	    (outcome != SB_ISO_SCORED || interrupted || foreign || !record_scored(isocopy, egress) ||
-		strcmp(run_status_of(pr), "passed") != 0))
+		strcmp(run_status_of(out), "passed") != 0))
 		abort();
 	json_decref(isocopy);
 	json_decref(out);

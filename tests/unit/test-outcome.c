@@ -19,15 +19,16 @@
 #include "unit.h"
 #include "verdict-fixtures.h"
 
-/* result.json of a graded run that passed, with build_success as given (JSON text). */
+/* result.json of a graded run that passed, with build_success and runtime_result as given
+ * (JSON text; runtime NULL: an empty object). */
 static json_t *
-passed_result(const char *build)
+passed_result(const char *build, const char *runtime)
 {
 	_cleanup_free_ char *text = sb_xasprintf(
 	    "{\"patch_result\": {\"status\": \"passed\", \"build_success\": %s, \"pov_passed\": 1,"
 	    " \"pov_total\": 1, \"func_test_success\": true, \"intent_test_success\": null,"
-	    " \"error_msg\": null, \"error_log\": null}, \"runtime_result\": {}}",
-	    build);
+	    " \"error_msg\": null, \"error_log\": null}, \"runtime_result\": %s}",
+	    build, runtime != NULL ? runtime : "{}");
 	json_t *r = NULL;
 
 	ck_assert_int_eq(sb_json_load(text, strlen(text), SIZE_MAX, &r, NULL), 0);
@@ -57,7 +58,7 @@ START_TEST(test_attacked_record)
 	all_held(&r, true, SB_ISO_BEFORE_GRADING);
 	iso = as_file(&r, SB_ISO_BEFORE_GRADING);
 	attack(iso, _i);
-	out = run_outcome(passed_result("true"), iso, "restricted", false, NULL, &o);
+	out = run_outcome(passed_result("true", NULL), iso, "restricted", false, NULL, &o);
 	ck_assert_msg(o == SB_ISO_UNSCORED, "attack %d scored", _i);
 	ck_assert_str_eq(status_of(out), "error");
 	ck_assert(json_is_false(json_object_get(out, "scored")));
@@ -78,25 +79,28 @@ enum record { HELD_RESTRICTED, HELD_OPEN, NO_RECORD, SECCOMP_BROKEN_LATE };
  * record of the other claim, or none, is not scored, saying why; broken on the agent's
  * watch, a forfeit whatever the evaluator said. A pass whose checks cannot be read as the
  * evaluator writes them (build_success not a boolean) is refused: the old reading took
- * anything but false for a check that passed.
+ * anything but false for a check that passed; so is a pass of a grade that ran out of time
+ * (the evaluator's verdict is failed), which the old reading did not look at.
  */
 static const struct {
 	enum record record;
-	const char *egress, *build;
+	const char *egress, *build, *runtime;
 	enum sb_iso_outcome outcome;
 	const char *status, *message;
 } cases[] = {
-	{ HELD_RESTRICTED, "restricted", "true", SB_ISO_SCORED, "passed", NULL },
-	{ HELD_OPEN, "open", "true", SB_ISO_SCORED, "passed", NULL },
-	{ HELD_OPEN, "restricted", "true", SB_ISO_UNSCORED, "error",
+	{ HELD_RESTRICTED, "restricted", "true", NULL, SB_ISO_SCORED, "passed", NULL },
+	{ HELD_OPEN, "open", "true", NULL, SB_ISO_SCORED, "passed", NULL },
+	{ HELD_OPEN, "restricted", "true", NULL, SB_ISO_UNSCORED, "error",
 	    "Not scored: isolation not established: the record is inconsistent" },
-	{ NO_RECORD, "open", "true", SB_ISO_UNSCORED, "error",
+	{ NO_RECORD, "open", "true", NULL, SB_ISO_UNSCORED, "error",
 	    "Not scored: isolation not established: not_recorded" },
-	{ SECCOMP_BROKEN_LATE, "restricted", "true", SB_ISO_FORFEIT, "forfeit",
+	{ SECCOMP_BROKEN_LATE, "restricted", "true", NULL, SB_ISO_FORFEIT, "forfeit",
 	    "Forfeit: the isolation established before the agent did not hold before grading: "
 	    "seccomp" },
-	{ HELD_RESTRICTED, "restricted", "\"yes\"", SB_ISO_SCORED, "error",
+	{ HELD_RESTRICTED, "restricted", "\"yes\"", NULL, SB_ISO_SCORED, "error",
 	    "Not scored: the result says passed but its checks do not" },
+	{ HELD_RESTRICTED, "restricted", "true", "{\"evaluator_timeout\": true}", SB_ISO_SCORED,
+	    "error", "Not scored: the result says passed but its checks do not" },
 };
 
 START_TEST(test_pass_over_record)
@@ -112,7 +116,7 @@ START_TEST(test_pass_over_record)
 	}
 	if (cases[_i].record != NO_RECORD)
 		iso = as_file(&r, SB_ISO_BEFORE_GRADING);
-	out = run_outcome(passed_result(cases[_i].build), iso, cases[_i].egress, false, NULL, &o);
+	out = run_outcome(passed_result(cases[_i].build, cases[_i].runtime), iso, cases[_i].egress, false, NULL, &o);
 	ck_assert_msg(o == cases[_i].outcome, "case %d: outcome %d", _i, o);
 	ck_assert_str_eq(status_of(out), cases[_i].status);
 	ck_assert(sb_streq(message_of(out), cases[_i].message) || cases[_i].message == NULL);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sb/json.h"
+#include "sb/mem.h"
 #include "sb/verdict.h"
 
 #include "unit.h"
@@ -386,44 +387,58 @@ START_TEST(test_grade_decide)
 }
 END_TEST
 
-/* A patch_result as the CLI reads it: the status it shows, or NULL when it is refused. */
+/*
+ * A result.json as the CLI reads it, its patch_result (pr) with the members beside it
+ * (rest, inside an object's braces): the status it shows, or NULL when it is refused.
+ */
 static const struct {
-	const char *pr;
+	const char *pr, *rest;
 	const char *want;
 } from_json_cases[] = {
-	{ "{}", "error" },
-	{ "{\"build_success\": null, \"pov_total\": null}", "error" },
-	{ "{\"build_success\": true}", "passed" },
-	{ "{\"build_success\": false}", "failed" },
-	{ "{\"build_success\": true, \"pov_passed\": 2, \"pov_total\": 2}", "passed" },
-	{ "{\"build_success\": true, \"pov_passed\": 1, \"pov_total\": 2}", "failed" },
-	{ "{\"pov_passed\": 0, \"pov_total\": 0}", "passed" },
-	{ "{\"build_success\": true, \"func_test_success\": false}", "failed" },
-	{ "{\"intent_test_success\": true, \"error_msg\": \"x\"}", "passed" },
+	{ "{}", "", "error" },
+	{ "{\"build_success\": null, \"pov_total\": null}", "", "error" },
+	{ "{\"build_success\": true}", "", "passed" },
+	{ "{\"build_success\": false}", "", "failed" },
+	{ "{\"build_success\": true, \"pov_passed\": 2, \"pov_total\": 2}", "", "passed" },
+	{ "{\"build_success\": true, \"pov_passed\": 1, \"pov_total\": 2}", "", "failed" },
+	{ "{\"pov_passed\": 0, \"pov_total\": 0}", "", "passed" },
+	{ "{\"build_success\": true, \"func_test_success\": false}", "", "failed" },
+	{ "{\"intent_test_success\": true, \"error_msg\": \"x\"}", "", "passed" },
+	{ "{\"build_success\": true}",
+	    ", \"runtime_result\": {\"evaluator_timeout\": false, \"agent_exit_code\": 0},"
+	    " \"grading_result\": {\"oracle_passed\": true}", "passed" },
+	/* What the evaluator decides by beside patch_result: the old reading passed these. */
+	{ "{\"build_success\": true}", ", \"runtime_result\": {\"evaluator_timeout\": true}",
+	    "failed" },
+	{ "{\"build_success\": true}", ", \"grading_result\": {\"oracle_passed\": false}",
+	    "failed" },
 	/* Refused (fail closed), where the old reading said "passed" or "failed". */
-	{ "{\"build_success\": \"yes\"}", NULL },
-	{ "{\"build_success\": 1, \"func_test_success\": true}", NULL },
-	{ "{\"build_success\": true, \"intent_test_success\": {}}", NULL },
-	{ "{\"pov_passed\": -1, \"pov_total\": -1}", NULL },
-	{ "{\"pov_passed\": 3, \"pov_total\": 2}", NULL },
-	{ "{\"pov_passed\": 5000000000, \"pov_total\": 5000000000}", NULL },
-	{ "{\"pov_passed\": 1.0, \"pov_total\": 1}", NULL },
-	{ "{\"pov_total\": 1}", NULL },
-	{ "{\"build_success\": true, \"pov_passed\": 1}", NULL },
-	{ "[]", NULL },
+	{ "{\"build_success\": \"yes\"}", "", NULL },
+	{ "{\"build_success\": 1, \"func_test_success\": true}", "", NULL },
+	{ "{\"build_success\": true, \"intent_test_success\": {}}", "", NULL },
+	{ "{\"pov_passed\": -1, \"pov_total\": -1}", "", NULL },
+	{ "{\"pov_passed\": 3, \"pov_total\": 2}", "", NULL },
+	{ "{\"pov_passed\": 5000000000, \"pov_total\": 5000000000}", "", NULL },
+	{ "{\"pov_passed\": 1.0, \"pov_total\": 1}", "", NULL },
+	{ "{\"pov_total\": 1}", "", NULL },
+	{ "{\"build_success\": true, \"pov_passed\": 1}", "", NULL },
+	{ "{\"build_success\": true}", ", \"runtime_result\": {\"evaluator_timeout\": 1}", NULL },
+	{ "{\"build_success\": true}", ", \"grading_result\": {\"oracle_passed\": \"no\"}", NULL },
+	{ "[]", "", NULL },
 };
 
 START_TEST(test_grade_checks_from_json)
 {
+	char *text = sb_xasprintf("{\"patch_result\": %s%s}", from_json_cases[_i].pr,
+	    from_json_cases[_i].rest);
 	struct sb_grade_checks c;
 	struct sb_error *err = NULL;
-	json_t *pr = NULL;
+	json_t *result = NULL;
 	int r;
 
-	ck_assert_int_eq(sb_json_load(from_json_cases[_i].pr, strlen(from_json_cases[_i].pr),
-			     SIZE_MAX, &pr, NULL), 0);
+	ck_assert_int_eq(sb_json_load(text, strlen(text), SIZE_MAX, &result, NULL), 0);
 	memset(&c, 0x55, sizeof(c));
-	r = sb_grade_checks_from_json(pr, &c, &err);
+	r = sb_grade_checks_from_json(result, &c, &err);
 	if (from_json_cases[_i].want == NULL) {
 		ck_assert_msg(r < 0, "case %d read", _i);
 		ck_assert_ptr_nonnull(err);
@@ -434,7 +449,8 @@ START_TEST(test_grade_checks_from_json)
 		ck_assert_str_eq(sb_grade_status_name(sb_grade_rule_status(sb_grade_decide(&c))),
 		    from_json_cases[_i].want);
 	}
-	json_decref(pr);
+	json_decref(result);
+	free(text);
 }
 END_TEST
 
