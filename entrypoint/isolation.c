@@ -1559,6 +1559,7 @@ ep_write_unscored_result(struct ep *ep, enum sb_iso_phase ph, const struct ep_ag
 	_cleanup_free_ char *failed = NULL, *msg = NULL;
 	_cleanup_buf_ struct sb_buf log = SB_BUF_INIT(SB_GRADE_ERROR_LOG_MAX);
 	enum sb_iso_outcome outcome = sb_iso_outcome(&ep->iso, ph, &failed);
+	struct sb_run_runtime rt;
 	struct sb_error *err = NULL;
 	json_t *r;
 
@@ -1575,18 +1576,16 @@ ep_write_unscored_result(struct ep *ep, enum sb_iso_phase ph, const struct ep_ag
 	 * lose not count by breaking what was checked before it started; only a failure
 	 * before the agent ran is the harness's (an error, worth a retry).
 	 */
-	msg = outcome == SB_ISO_FORFEIT
-		  ? sb_xasprintf("Forfeit: the isolation established before the agent did not "
-				 "hold before grading: %s", failed)
-		  : sb_xasprintf("Not scored: isolation not established: %s", failed);
-	r = json_pack("{s:{s:s, s:n, s:n, s:n, s:n, s:n, s:s, s:s}, s:{s:I, s:b, s:b, s:o}, s:o}",
-	    "patch_result", "status", outcome == SB_ISO_FORFEIT ? "forfeit" : "error",
-	    "build_success", "pov_passed", "pov_total", "func_test_success",
-	    "intent_test_success", "error_msg", msg, "error_log", log.s, "runtime_result",
-	    "agent_duration", (json_int_t)(ar != NULL ? ar->duration_ms / 1000 : 0),
-	    "agent_timeout", ar != NULL && ar->timed_out, "evaluator_timeout", 0,
-	    "agent_exit_code", ar != NULL ? json_integer(ar->status) : json_null(), "isolation",
-	    sb_iso_to_json(&ep->iso, ph));
+	msg = sb_iso_outcome_message(outcome, failed);
+	rt = (struct sb_run_runtime){
+		.agent_duration = ar != NULL ? ar->duration_ms / 1000 : 0,
+		.agent_timeout = ar != NULL && ar->timed_out,
+		.has_exit_code = ar != NULL,
+		.agent_exit_code = ar != NULL ? ar->status : 0,
+	};
+	r = sb_ungraded_result(outcome == SB_ISO_FORFEIT, msg, log.s, &rt);
+	if (r != NULL)
+		json_object_set_new(r, "isolation", sb_iso_to_json(&ep->iso, ph));
 	if (r == NULL || sb_json_write_atomic_at(ep->results_fd, "result.json", r, 0644, &err) < 0) {
 		ep_log(SB_LOG_ERROR, "cannot write result.json: %s",
 		    err != NULL ? sb_error_message(err) : "out of memory");

@@ -492,68 +492,70 @@ pov_reported(const struct grade *g)
 	return g->pov_started && (g->pov_done == g->pov_total || g->pov_passed < g->pov_done);
 }
 
+/* What g's checks found, for the verdict all of ssebench shares (sb/verdict.h). */
+static struct sb_grade_checks
+grade_checks(const struct grade *g)
+{
+	/* grade.h defines enum grade_check by enum sb_check's values. */
+	return (struct sb_grade_checks){
+		.build = (enum sb_check)g->build,
+		.func_test = (enum sb_check)g->func_test,
+		.intent_test = (enum sb_check)g->intent_test,
+		.oracle = (enum sb_check)g->oracle,
+		.pov_reported = pov_reported(g),
+		.pov_passed = g->pov_passed,
+		.pov_total = g->pov_total,
+		.timed_out = g->timed_out,
+		.exception = g->exception != NULL,
+	};
+}
+
 bool
 grade_any_ran(const struct grade *g)
 {
-	return g->build != GRADE_CHECK_NOT_RUN || pov_reported(g) ||
-	       g->func_test != GRADE_CHECK_NOT_RUN || g->intent_test != GRADE_CHECK_NOT_RUN;
+	struct sb_grade_checks c = grade_checks(g);
+
+	return sb_grade_any_ran(&c);
 }
 
 bool
 grade_any_failed(const struct grade *g)
 {
-	return g->build == GRADE_CHECK_FAILED || g->oracle == GRADE_CHECK_FAILED ||
-	       (pov_reported(g) && g->pov_passed != g->pov_total) ||
-	       g->func_test == GRADE_CHECK_FAILED || g->intent_test == GRADE_CHECK_FAILED;
+	struct sb_grade_checks c = grade_checks(g);
+
+	return sb_grade_any_failed(&c);
 }
 
-/* An error verdict: its reason replaces the (empty) first-failure slot. */
-static enum grade_status
-verdict_error(struct grade *g, char *msg)
+/* An error or timeout verdict: its reason replaces the first-failure slot. */
+static void
+verdict_reason(struct grade *g, char *msg)
 {
 	free(g->error_msg);
 	free(g->error_log);
 	g->error_msg = msg;
 	g->error_log = NULL;
-	return g->status = GRADE_STATUS_ERROR;
 }
 
 enum grade_status
 grade_verdict(struct grade *g)
 {
-	if (grade_any_failed(g))
-		return g->status = GRADE_STATUS_FAILED;
-	/*
-	 * Out of time with nothing failed so far: failed, not an error. Every check runs code
-	 * the patch controls, so a patch that makes them slow enough could otherwise turn its
-	 * expected failure into a run that does not count.
-	 */
-	if (g->timed_out) {
-		free(g->error_msg);
-		free(g->error_log);
-		g->error_msg = sb_xasprintf("Timeout (%us)", g->timeout_s);
-		g->error_log = NULL;
-		return g->status = GRADE_STATUS_FAILED;
-	}
-	if (g->exception != NULL)
-		return verdict_error(g, sb_xasprintf("Exception: %s", g->exception));
-	if (!grade_any_ran(g))
-		return verdict_error(g, sb_xstrdup("No check ran"));
-	return g->status = GRADE_STATUS_PASSED;
+	struct sb_grade_checks c = grade_checks(g);
+	enum sb_grade_rule rule = sb_grade_decide(&c);
+
+	/* A failed check keeps its own message (the first failure); the others say why. */
+	if (rule == SB_GRADE_TIMED_OUT)
+		verdict_reason(g, sb_xasprintf("Timeout (%us)", g->timeout_s));
+	else if (rule == SB_GRADE_EXCEPTION)
+		verdict_reason(g, sb_xasprintf("Exception: %s", g->exception));
+	else if (rule == SB_GRADE_NOTHING_RAN)
+		verdict_reason(g, sb_xstrdup("No check ran"));
+	return g->status = (enum grade_status)sb_grade_rule_status(rule);
 }
 
 const char *
 grade_status_name(enum grade_status s)
 {
-	switch (s) {
-	case GRADE_STATUS_PASSED:
-		return "passed";
-	case GRADE_STATUS_FAILED:
-		return "failed";
-	case GRADE_STATUS_ERROR:
-		break;
-	}
-	return "error";
+	return sb_grade_status_name((enum sb_grade_status)s);
 }
 
 /* A boolean check as JSON: null when it did not run. */

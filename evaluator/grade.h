@@ -13,6 +13,7 @@
 
 #include "sb/common.h"
 #include "sb/limits.h"
+#include "sb/verdict.h"
 
 /*
  * The most of a failing check's output kept in error_log: the end of it, which is where a
@@ -21,15 +22,16 @@
 
 /* One boolean check: did it run, and with what outcome (JSON null / true / false). */
 enum grade_check {
-	GRADE_CHECK_NOT_RUN = 0,
-	GRADE_CHECK_PASSED,
-	GRADE_CHECK_FAILED,
+	GRADE_CHECK_NOT_RUN = SB_CHECK_NOT_RUN,
+	GRADE_CHECK_PASSED = SB_CHECK_PASSED,
+	GRADE_CHECK_FAILED = SB_CHECK_FAILED,
 };
 
+/* The statuses of sb/verdict.h, whose sb_grade_decide decides them (grade_verdict). */
 enum grade_status {
-	GRADE_STATUS_PASSED = 0,
-	GRADE_STATUS_FAILED,
-	GRADE_STATUS_ERROR,
+	GRADE_STATUS_PASSED = SB_GRADE_PASSED,
+	GRADE_STATUS_FAILED = SB_GRADE_FAILED,
+	GRADE_STATUS_ERROR = SB_GRADE_ERROR,
 };
 
 /*

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "sb/common.h"
+#include "sb/error.h"
 
 enum sb_iso_prop {
 	SB_ISO_AGENT_IDENTITY,	     /* agent: non-root uid, its own gid, no supplementary groups */
@@ -118,5 +119,91 @@ json_t *sb_iso_to_json(const struct sb_iso_record *r, enum sb_iso_phase upto);
  */
 bool sb_iso_merge_json(struct sb_iso_record *r, enum sb_iso_phase ph, const json_t *doc,
     const char *where);
+
+/*
+ * Parse isolation.json (what sb_iso_to_json(r, upto) wrote; untrusted, since a container
+ * wrote it) back into *ret. Strict: every member and every property of phases 0..upto must
+ * be there with its type, none other may be, each detail must fit SB_ISO_DETAIL_MAX, and the
+ * record must say of itself (outcome, scored, tier, failed, and not_claimed where a
+ * property is not claimed) exactly what its states make of it: the document is the one
+ * sb_iso_to_json gives for the parsed record, or it is refused. Returns <0 with *err (which
+ * never quotes the document) on anything else; *ret is written only on success.
+ */
+int sb_iso_from_json(const json_t *doc, enum sb_iso_phase upto, struct sb_iso_record *ret,
+    struct sb_error **err);
+
+/*
+ * The message a run that is not scored as graded gets in its patch_result's error_msg:
+ * "Forfeit: the isolation established before the agent did not hold before grading:
+ * <failed>" for a forfeit, else "Not scored: isolation not established: <failed>". A new
+ * string.
+ */
+char *sb_iso_outcome_message(enum sb_iso_outcome o, const char *failed);
+
+/* --- the grade's verdict (docs/upstream.md, "Grading"; docs/evaluator.md) --------------- */
+
+/* One check of a grade: did it run, and did it pass (result.json: null, true, false). */
+enum sb_check { SB_CHECK_NOT_RUN, SB_CHECK_PASSED, SB_CHECK_FAILED };
+
+/*
+ * What a grade's checks found: the evaluator fills it from its struct grade, the CLI from
+ * a result.json's patch_result (sb_grade_checks_from_json).
+ */
+struct sb_grade_checks {
+	enum sb_check build, func_test, intent_test;
+	enum sb_check oracle;	/* the grading build's oracle (not in patch_result) */
+	bool pov_reported;	/* the PoC fields are known (pov_total not null) */
+	json_int_t pov_passed, pov_total;
+	bool timed_out;		/* the evaluator's budget ran out */
+	bool exception;		/* an infrastructure failure stopped grading */
+};
+
+/* Which rule decided a grade, in the order they are tried (sb_grade_decide). */
+enum sb_grade_rule {
+	SB_GRADE_CHECK_FAILED, /* failed: a check that ran failed; what was found stands */
+	SB_GRADE_TIMED_OUT,    /* failed: the budget ran out (the patch's time, never an error) */
+	SB_GRADE_EXCEPTION,    /* error: an infrastructure failure */
+	SB_GRADE_NOTHING_RAN,  /* error: no check ran */
+	SB_GRADE_ALL_PASSED,   /* passed */
+};
+
+enum sb_grade_status { SB_GRADE_PASSED, SB_GRADE_FAILED, SB_GRADE_ERROR };
+
+/* Did any check run (the PoC check counts when reported), and did any that ran fail. */
+bool sb_grade_any_ran(const struct sb_grade_checks *c);
+bool sb_grade_any_failed(const struct sb_grade_checks *c);
+
+/* The one verdict of a grade: the first rule of enum sb_grade_rule that applies. */
+enum sb_grade_rule sb_grade_decide(const struct sb_grade_checks *c);
+/* The status a rule gives; "passed", "failed", "error". */
+enum sb_grade_status sb_grade_rule_status(enum sb_grade_rule r);
+const char *sb_grade_status_name(enum sb_grade_status s);
+
+/*
+ * A result.json (untrusted: a container wrote it) as checks. Its patch_result: each of
+ * build_success, func_test_success and intent_test_success missing or null (not run) or a
+ * boolean; pov_total and pov_passed both missing or null, or both integers with
+ * 0 <= pov_passed <= pov_total <= UINT_MAX. Beyond it, what the evaluator also decides by:
+ * runtime_result's evaluator_timeout and grading_result's oracle_passed, each missing, null
+ * or a boolean. Anything else fails (<0, *err; *ret untouched). An exception leaves no
+ * member of its own (only its error_msg): exception stays false.
+ */
+int sb_grade_checks_from_json(const json_t *result, struct sb_grade_checks *ret,
+    struct sb_error **err);
+
+/*
+ * The result.json of a run that has no grade (docs/upstream.md, "Result files"): a
+ * patch_result with status "forfeit" (forfeit true) or "error", every check null, error_msg
+ * why and error_log log (NULL gives null), and a runtime_result from rt (NULL: nothing known
+ * of the agent, its exit code null). A new reference; NULL when why or log is not UTF-8.
+ */
+struct sb_run_runtime {
+	json_int_t agent_duration; /* seconds */
+	bool agent_timeout;
+	bool has_exit_code;
+	json_int_t agent_exit_code;
+};
+json_t *sb_ungraded_result(bool forfeit, const char *why, const char *log,
+    const struct sb_run_runtime *rt);
 
 #endif

@@ -20,33 +20,59 @@
 #include "run.h"
 
 const char *
-run_status_of(const json_t *pr)
+run_status_of(const json_t *result)
 {
-	const json_t *build = json_object_get(pr, "build_success");
-	const json_t *passed = json_object_get(pr, "pov_passed");
-	const json_t *total = json_object_get(pr, "pov_total");
-	const json_t *func = json_object_get(pr, "func_test_success");
-	const json_t *intent = json_object_get(pr, "intent_test_success");
+	struct sb_grade_checks c;
+	struct sb_error *err = NULL;
 
-	if ((build == NULL || json_is_null(build)) && (total == NULL || json_is_null(total)) &&
-	    (func == NULL || json_is_null(func)) && (intent == NULL || json_is_null(intent)))
+	/* Checks that cannot be read as the evaluator writes them are no grade (fail closed). */
+	if (sb_grade_checks_from_json(result, &c, &err) < 0) {
+		sb_error_release(&err);
 		return "error";
-	if (json_is_false(build) || json_is_false(func) || json_is_false(intent))
-		return "failed";
-	if (json_is_integer(total) &&
-	    (!json_is_integer(passed) || json_integer_value(passed) != json_integer_value(total)))
-		return "failed";
-	return "passed";
+	}
+	return sb_grade_status_name(sb_grade_rule_status(sb_grade_decide(&c)));
 }
 
-json_t *
-run_error_result(const char *why)
+/*
+ * patch_result becomes an error (or a forfeit) saying why; the one it replaces is kept
+ * under key. The same shape the entrypoint writes for a run it did not grade.
+ */
+static void
+replace_with(json_t *result, const char *key, bool forfeit, const char *why)
 {
-	return json_pack("{s:{s:s, s:n, s:n, s:n, s:n, s:n, s:s, s:n}, s:{s:i, s:b, s:b, s:n}}",
-	    "patch_result", "status", "error", "build_success", "pov_passed", "pov_total",
-	    "func_test_success", "intent_test_success", "error_msg", why, "error_log",
-	    "runtime_result", "agent_duration", 0, "agent_timeout", 0, "evaluator_timeout", 0,
-	    "agent_exit_code");
+	json_t *e = sb_ungraded_result(forfeit, why, NULL, NULL);
+
+	json_object_set(result, key, json_object_get(result, "patch_result"));
+	json_object_set(result, "patch_result", json_object_get(e, "patch_result"));
+	json_decref(e);
+}
+
+static void
+replace_with_error(json_t *result, const char *key, const char *why)
+{
+	replace_with(result, key, false, why);
+}
+
+/*
+ * What isolation.json makes of this run, read back into the record the entrypoint kept
+ * (sb_iso_from_json: strict, and it must say of itself what its states make of it, tier
+ * included) and decided by the same sb_iso_outcome. Besides: both phases must be there,
+ * and its egress must be the one this run claimed (a record for another run's claim is not
+ * this run's, whatever it says). Anything else is not scored.
+ */
+static enum sb_iso_outcome
+iso_outcome_of(const json_t *iso, const char *egress)
+{
+	struct sb_iso_record r;
+	struct sb_error *err = NULL;
+
+	if (sb_iso_from_json(iso, SB_ISO_BEFORE_GRADING, &r, &err) < 0) {
+		sb_error_release(&err);
+		return SB_ISO_UNSCORED;
+	}
+	if (strcmp(egress, r.egress_restricted ? "restricted" : "open") != 0)
+		return SB_ISO_UNSCORED;
+	return sb_iso_outcome(&r, SB_ISO_BEFORE_GRADING, NULL);
 }
 
 /*
@@ -62,77 +88,37 @@ run_error_result(const char *why)
 static enum sb_iso_outcome
 merge_isolation(json_t *result, json_t *iso, const char *egress)
 {
-	json_t *pr = json_object_get(result, "patch_result");
-	const char *tier, *claimed, *outcome_name, *status;
-	enum sb_iso_outcome outcome = SB_ISO_UNSCORED;
-	bool consistent;
+	const char *status = json_string_value(
+	    json_object_get(json_object_get(result, "patch_result"), "status"));
+	enum sb_iso_outcome outcome;
 
 	if (!json_is_object(iso)) {
 		json_decref(iso);
 		iso = json_pack("{s:s, s:b, s:n, s:s, s:[s], s:{}}", "outcome", "unscored",
 		    "scored", 0, "tier", "egress", egress, "failed", "not_recorded", "phases");
 	}
-	tier = json_string_value(json_object_get(iso, "tier"));
-	claimed = json_string_value(json_object_get(iso, "egress"));
-	outcome_name = json_string_value(json_object_get(iso, "outcome"));
-	/* What the record must say of itself whatever the outcome: this run's claim, its tier,
-	 * and both phases looked at. */
-	consistent = tier != NULL && claimed != NULL && strcmp(claimed, egress) == 0 &&
-	    strcmp(tier, egress) == 0 &&
-	    json_object_get(json_object_get(iso, "phases"), "before_grading") != NULL;
-	if (consistent && outcome_name != NULL && strcmp(outcome_name, "scored") == 0 &&
-	    json_is_true(json_object_get(iso, "scored")) &&
-	    json_array_size(json_object_get(iso, "failed")) == 0)
-		outcome = SB_ISO_SCORED;
-	else if (consistent && outcome_name != NULL && strcmp(outcome_name, "forfeit") == 0 &&
-	    json_array_size(json_object_get(iso, "failed")) > 0)
-		outcome = SB_ISO_FORFEIT;
-	status = json_string_value(json_object_get(pr, "status"));
-	if (status == NULL)
-		status = "";
+	outcome = iso_outcome_of(iso, egress);
 	/* The patch_result must say what the record says: an unscored run is an error, a
 	 * forfeit a forfeit, whoever wrote the file. */
-	if ((outcome == SB_ISO_UNSCORED && strcmp(status, "error") != 0) ||
-	    (outcome == SB_ISO_FORFEIT && strcmp(status, "forfeit") != 0)) {
+	if ((outcome == SB_ISO_UNSCORED && !sb_streq(status, "error")) ||
+	    (outcome == SB_ISO_FORFEIT && !sb_streq(status, "forfeit"))) {
 		_cleanup_buf_ struct sb_buf names = SB_BUF_INIT(4096);
-		json_t *failed = json_object_get(iso, "failed"), *f, *err;
+		_cleanup_free_ char *msg = NULL;
+		json_t *f;
 		size_t i;
 
-		json_array_foreach (failed, i, f)
+		/* The record's own list: what a record we could not read claims failed. */
+		json_array_foreach (json_object_get(iso, "failed"), i, f)
 			(void)sb_buf_appendf(&names, NULL, "%s%s", i ? ", " : "",
 			    json_string_value(f) ?: "?");
 		if (names.len == 0)
 			(void)sb_buf_appends(&names, "the record is inconsistent", NULL);
-		{
-			_cleanup_free_ char *msg = outcome == SB_ISO_FORFEIT
-			    ? sb_xasprintf("Forfeit: the isolation established before the agent "
-					   "did not hold before grading: %s", names.s)
-			    : sb_xasprintf("Not scored: isolation not established: %s", names.s);
-
-			err = run_error_result(msg);
-		}
-		if (outcome == SB_ISO_FORFEIT)
-			json_object_set_new(json_object_get(err, "patch_result"), "status",
-			    json_string("forfeit"));
-		json_object_set(result, "unscored_patch_result", pr);
-		json_object_set(result, "patch_result", json_object_get(err, "patch_result"));
-		json_decref(err);
+		msg = sb_iso_outcome_message(outcome, names.s);
+		replace_with(result, "unscored_patch_result", outcome == SB_ISO_FORFEIT, msg);
 	}
 	json_object_set_new(result, "isolation", iso);
 	json_object_set_new(result, "scored", json_boolean(outcome != SB_ISO_UNSCORED));
 	return outcome;
-}
-
-
-/* patch_result becomes an error saying why (the one it replaces is kept under key). */
-static void
-replace_with_error(json_t *result, const char *key, const char *why)
-{
-	json_t *e = run_error_result(why);
-
-	json_object_set(result, key, json_object_get(result, "patch_result"));
-	json_object_set(result, "patch_result", json_object_get(e, "patch_result"));
-	json_decref(e);
 }
 
 json_t *
@@ -145,8 +131,10 @@ run_outcome(json_t *result, json_t *iso, const char *egress, bool interrupted,
 
 	if (!json_is_object(result) || !json_is_object(json_object_get(result, "patch_result"))) {
 		json_decref(result);
-		result = run_error_result(interrupted ? "No result: the run was interrupted"
-						      : "No result: evaluator did not produce output");
+		result = sb_ungraded_result(false,
+		    interrupted ? "No result: the run was interrupted"
+				: "No result: evaluator did not produce output",
+		    NULL, NULL);
 	} else if (interrupted) {
 		/*
 		 * The user stopped the run: whatever grading had written by then is kept for
@@ -159,13 +147,13 @@ run_outcome(json_t *result, json_t *iso, const char *egress, bool interrupted,
 	pr = json_object_get(result, "patch_result");
 	status = json_string_value(json_object_get(pr, "status"));
 	if (json_object_get(pr, "status") == NULL) {
-		json_object_set_new(pr, "status", json_string(run_status_of(pr)));
+		json_object_set_new(pr, "status", json_string(run_status_of(result)));
 	} else if (status == NULL ||
 	    (strcmp(status, "passed") != 0 && strcmp(status, "failed") != 0 &&
 		strcmp(status, "error") != 0 && strcmp(status, "forfeit") != 0)) {
 		replace_with_error(result, "unscored_patch_result",
 		    "Not scored: the result's status is not one a run has");
-	} else if (strcmp(status, "passed") == 0 && strcmp(run_status_of(pr), "passed") != 0) {
+	} else if (strcmp(status, "passed") == 0 && strcmp(run_status_of(result), "passed") != 0) {
 		/* A pass the checks it records do not show is no pass (fail closed). */
 		replace_with_error(result, "unscored_patch_result",
 		    "Not scored: the result says passed but its checks do not");

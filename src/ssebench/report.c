@@ -207,6 +207,17 @@ record_flags(const json_t *s, json_int_t *ret_count, json_t **ret_kinds)
 	*ret_kinds = kinds;
 }
 
+/* A patch_result's PoC check stopped every PoC (and there was one). */
+static bool
+pov_stopped(const json_t *pr)
+{
+	const json_t *total = json_object_get(pr, "pov_total");
+	const json_t *passed = json_object_get(pr, "pov_passed");
+
+	return json_is_integer(total) && json_integer_value(total) > 0 && json_is_integer(passed) &&
+	       json_integer_value(passed) == json_integer_value(total);
+}
+
 json_t *
 report_record(const json_t *s, const char *dir)
 {
@@ -215,8 +226,6 @@ report_record(const json_t *s, const char *dir)
 	const json_t *pr = json_object_get(s, "patch_result");
 	const json_t *usage = json_object_get(s, "usage");
 	const json_t *job = json_object_get(s, "job");
-	const json_t *pov_total = json_object_get(pr, "pov_total");
-	const json_t *pov_passed = json_object_get(pr, "pov_passed");
 	const char *agent = str_or(json_object_get(row, "agent"), "?");
 	const char *status = json_string_value(json_object_get(row, "status"));
 	const char *tier = json_string_value(json_object_get(row, "tier"));
@@ -278,9 +287,7 @@ report_record(const json_t *s, const char *dir)
 	    "duration_s", amount_or_null(json_object_get(s, "duration_s")), "spend_usd",
 	    amount_or_null(json_object_get(s, "spend")), "tokens_in", tin, "tokens_out", tout,
 	    "built", json_is_true(json_object_get(pr, "build_success")), "pov_stopped",
-	    json_is_integer(pov_total) && json_integer_value(pov_total) > 0 &&
-		json_is_integer(pov_passed) &&
-		json_integer_value(pov_passed) == json_integer_value(pov_total),
+	    pov_stopped(pr),
 	    "functional", json_is_true(json_object_get(pr, "func_test_success")), "hidden",
 	    json_is_true(json_object_get(pr, "intent_test_success")), "flags", flags, "flag_kinds",
 	    kinds, "message",

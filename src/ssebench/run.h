@@ -53,13 +53,13 @@ char *run_id_new(void);
 const char *results_root(void);
 
 /*
- * The verdict of a patch_result (docs/upstream.md, "Grading"): "error" when no check ran, "failed"
- * when a check that ran failed, "passed" otherwise.
+ * The verdict of a result.json (docs/upstream.md, "Grading"), by the evaluator's own rule
+ * (sb/verdict.h, sb_grade_decide, over sb_grade_checks_from_json): "failed" when a check
+ * that ran failed (the oracle's too) or the evaluator's budget ran out, "error" when no
+ * check ran or its checks cannot be read (a member of the wrong type, PoC counts out of
+ * range), "passed" otherwise.
  */
-const char *run_status_of(const json_t *patch_result);
-
-/* A result for a container that produced none. */
-json_t *run_error_result(const char *why);
+const char *run_status_of(const json_t *result);
 
 /*
  * The result a run leaves on the host (outcome.c), from what its container wrote: result

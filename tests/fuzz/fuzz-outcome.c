@@ -10,9 +10,10 @@
  * The first file is also read as a summary.json is by `runs results` (run_summary_row).
  *
  * Checked beyond memory safety: the status is one a run has; "scored" is what the outcome
- * says; a pass only comes with a scored outcome, a record that says so of itself for the
- * egress claimed, checks that show it, and no interrupt or foreign container; an unscored
- * run is an error. A row has a tier only if it is scored, and then one of the two.
+ * says; a pass only comes with a scored outcome, a record that is what the entrypoint writes
+ * and holds every claimed property for the egress claimed, checks that show it, and no
+ * interrupt or foreign container; an unscored run is an error. A row has a tier only if it
+ * is scored, and then one of the two.
  */
 #include "config.h"
 
@@ -34,18 +35,27 @@ parse(const char *s, size_t n)
 	return n > 0 && sb_json_load(s, n, SIZE_MAX, &j, NULL) == 0 ? j : NULL;
 }
 
-/* What a record must say for a pass, worked out again here. */
+/*
+ * What a record must be for a pass, worked out again here: the file the entrypoint writes
+ * for its states (sb_iso_from_json), both phases, for the egress claimed, and every claimed
+ * property held in each (counted here, not by sb_iso_outcome).
+ */
 static bool
 record_scored(const json_t *iso, const char *egress)
 {
-	const char *o = json_string_value(json_object_get(iso, "outcome"));
-	const char *t = json_string_value(json_object_get(iso, "tier"));
-	const char *e = json_string_value(json_object_get(iso, "egress"));
+	struct sb_iso_record r;
 
-	return o != NULL && strcmp(o, "scored") == 0 && json_is_true(json_object_get(iso, "scored")) &&
-	    t != NULL && strcmp(t, egress) == 0 && e != NULL && strcmp(e, egress) == 0 &&
-	    json_array_size(json_object_get(iso, "failed")) == 0 &&
-	    json_object_get(json_object_get(iso, "phases"), "before_grading") != NULL;
+	if (sb_iso_from_json(iso, SB_ISO_BEFORE_GRADING, &r, NULL) < 0 ||
+	    strcmp(egress, r.egress_restricted ? "restricted" : "open") != 0)
+		return false;
+	for (int ph = 0; ph < SB_ISO_PHASE_COUNT; ph++)
+		for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
+			if (sb_iso_claimed((enum sb_iso_prop)p, (enum sb_iso_phase)ph,
+				r.egress_restricted) &&
+			    r.state[ph][p] != SB_ISO_HELD)
+				return false;
+	return json_is_true(json_object_get(iso, "scored")) &&
+	       json_array_size(json_object_get(iso, "failed")) == 0;
 }
 
 int
@@ -88,7 +98,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (strcmp(status, "passed") == 0 &&
 	    (outcome != SB_ISO_SCORED || interrupted || foreign || !record_scored(isocopy, egress) ||
-		strcmp(run_status_of(pr), "passed") != 0))
+		strcmp(run_status_of(out), "passed") != 0))
 		abort();
 	json_decref(isocopy);
 	json_decref(out);
