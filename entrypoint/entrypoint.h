@@ -205,6 +205,11 @@ int ep_isolation_probe_main(int argc, char **argv);
  * claimed property held in every phase so far; false (each failure logged) otherwise.
  */
 bool ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph);
+/*
+ * The sidecar task container's record (EP_SIDECAR_TASK_RECORD, written by
+ * ep_isolation_establish there) if it holds phase ph; NULL otherwise. New reference.
+ */
+json_t *ep_task_record_load(struct ep *ep, enum sb_iso_phase ph);
 /* result.json for a run that will not be scored: status error, every failure named. */
 void ep_write_unscored_result(struct ep *ep, enum sb_iso_phase ph,
     const struct ep_agent_result *ar);
@@ -235,8 +240,6 @@ int ep_mark_phase_ended(struct ep *ep, struct sb_error **err);
  * said, or that it said nothing, goes into ep->key_status.
  */
 void ep_wait_key_revoked(struct ep *ep);
-/* Fold the task container's record for phase ph into ep->iso (a missing one fails it). */
-void ep_sidecar_merge_task(struct ep *ep, enum sb_iso_phase ph);
 
 /* supervise.c */
 

@@ -1467,6 +1467,39 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 	sb_cmd_result_release(&res);
 }
 
+json_t *
+ep_task_record_load(struct ep *ep, enum sb_iso_phase ph)
+{
+	json_t *doc = NULL;
+
+	if (sb_json_load_file_at(ep->results_fd, EP_SIDECAR_TASK_RECORD, SB_JSON_FILE_MAX, &doc,
+		NULL) < 0)
+		return NULL;
+	if (!json_is_object(json_object_get(json_object_get(doc, "phases"),
+		sb_iso_phase_name(ph)))) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+/* Fold the task container's record for phase ph into ep->iso (a missing one fails it). */
+static void
+merge_task_record(struct ep *ep, enum sb_iso_phase ph)
+{
+	json_t *doc = ep_task_record_load(ep, ph);
+
+	if (!sb_iso_merge_json(&ep->iso, ph, doc, "task container")) {
+		/* Without the task side, what only it can check is not checked: failed. */
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_IDENTITY, false,
+		    "task container: no isolation record for %s (or for another egress claim)",
+		    sb_iso_phase_name(ph));
+		sb_iso_note(&ep->iso, ph, SB_ISO_TASK_FILES_HIDDEN, false,
+		    "task container: no isolation record for %s", sb_iso_phase_name(ph));
+	}
+	json_decref(doc);
+}
+
 bool
 ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 {
@@ -1484,7 +1517,7 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 	check_counters_masked(ep, ph);
 	if (ep->cfg.role == EP_ROLE_SIDECAR_AGENT)
 		/* No runner here: scripts run in the task container, whose record says how. */
-		ep_sidecar_merge_task(ep, ph);
+		merge_task_record(ep, ph);
 	else if (ep->have_runner) {
 		if (runner_root_closed(ep, ph)) {
 			/* Each of the scripts' two sandboxes (sb_sandbox_for_runner). */
@@ -1525,7 +1558,7 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 	if (ph == SB_ISO_BEFORE_GRADING && ep->cfg.proxy_key)
 		json_object_set_new(j, "proxy_key_before_grading",
 		    json_string(ep->key_status[0] != '\0' ? ep->key_status : "unknown"));
-	/* The task container's record is the agent container's to fold in (sidecar.c). */
+	/* The task container's record is the agent container's to fold in (merge_task_record). */
 	if (sb_json_write_atomic_at(ep->results_fd,
 		ep->cfg.role == EP_ROLE_SIDECAR_TASK ? EP_SIDECAR_TASK_RECORD : "isolation.json", j,
 		0644, &err) < 0) {
