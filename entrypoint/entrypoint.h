@@ -2,10 +2,11 @@
 /*
  * entrypoint.h: shared state of ssebench-entrypoint, PID 1 of the task container.
  *
- * main.c reads the configuration and the secrets file, prepares the results and archive
- * directories and runs the phases in order (daemon, agent, end of the agent phase, grading,
- * keep-alive). supervise.c owns every child process, the ones we start and the orphans the
- * kernel hands us as subreaper, and the one place signals are consumed (a signalfd).
+ * main.c runs the phases in order (daemon, agent, end of the agent phase, grading,
+ * keep-alive): config.c reads the configuration and the secrets file, dirs.c prepares the
+ * results and archive directories, log.c logs, isolation.c establishes the isolation.
+ * supervise.c owns every child process, the ones we start and the orphans the kernel hands
+ * us as subreaper, and the one place signals are consumed (a signalfd).
  */
 #ifndef SB_ENTRYPOINT_H
 #define SB_ENTRYPOINT_H
@@ -157,12 +158,35 @@ int ep_pump_start(struct ep *ep, size_t i, int log_fd, const char *name, int *re
 /* Everything left in the pipes into the logs (once their writers are gone), and the notes. */
 void ep_pumps_drain(struct ep *ep);
 
-/* main.c */
+/* log.c */
 
 /* Log one line to stdout and to entrypoint.log (once it is open); escaped by sb_log. */
 void ep_log(enum sb_log_level level, const char *fmt, ...) _printf_(2, 3);
+/* From now on ep_log writes to fd as well (entrypoint.log, opened by ep_logs_open). */
+void ep_log_to_file(int fd);
 /* Seconds since t (CLOCK_MONOTONIC ms), for "after 12.3 s". */
 double ep_secs(uint64_t since_ms);
+
+/* config.c */
+
+/* The configuration from the environment (docs/entrypoint.md); a bad path is an error. */
+int ep_config_load(struct ep_config *c, struct sb_error **err);
+/*
+ * The secrets file into ep->secrets: a regular file, root's, writable by nobody else; lines
+ * NAME=value. No file is no secret. Messages name a line, never what it holds.
+ */
+int ep_secrets_read(struct ep *ep, struct sb_error **err);
+/* The agent's user (not root, no supplementary groups, its home) and the runner's. */
+int ep_users_lookup(struct ep *ep, struct sb_error **err);
+
+/* dirs.c */
+
+/* The results directory, its parent made 0700 root; ep->results_fd. */
+int ep_results_setup(struct ep *ep, struct sb_error **err);
+/* Our logs in the results directory, for what this role runs; entrypoint.log gets ep_log. */
+int ep_logs_open(struct ep *ep, struct sb_error **err);
+/* The archive handed to the agent user, its owner, group and mode remembered. */
+int ep_archive_hand_over(struct ep *ep, struct sb_error **err);
 /*
  * Give the archive tree back to the owner it had before the agent phase: a walk through
  * directory fds that never follows a link; every entry is re-owned with set-id bits and
@@ -181,6 +205,11 @@ int ep_isolation_probe_main(int argc, char **argv);
  * claimed property held in every phase so far; false (each failure logged) otherwise.
  */
 bool ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph);
+/*
+ * The sidecar task container's record (EP_SIDECAR_TASK_RECORD, written by
+ * ep_isolation_establish there) if it holds phase ph; NULL otherwise. New reference.
+ */
+json_t *ep_task_record_load(struct ep *ep, enum sb_iso_phase ph);
 /* result.json for a run that will not be scored: status error, every failure named. */
 void ep_write_unscored_result(struct ep *ep, enum sb_iso_phase ph,
     const struct ep_agent_result *ar);
@@ -211,8 +240,6 @@ int ep_mark_phase_ended(struct ep *ep, struct sb_error **err);
  * said, or that it said nothing, goes into ep->key_status.
  */
 void ep_wait_key_revoked(struct ep *ep);
-/* Fold the task container's record for phase ph into ep->iso (a missing one fails it). */
-void ep_sidecar_merge_task(struct ep *ep, enum sb_iso_phase ph);
 
 /* supervise.c */
 

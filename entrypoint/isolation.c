@@ -439,41 +439,47 @@ ns_id(const char *kind, char *buf, size_t size)
  */
 static const char *const root_files[] = { "/", "/usr", "/usr/bin/env", "/bin/sh", "/etc/passwd" };
 
-/*
- * runner_sandbox, from inside the sandbox the task scripts get (sb/sandbox.h): namespaces
- * of its own (root's are in SSE_PROBE_NS), no network interface but loopback, a /tmp where
- * root's marker (SSE_PROBE_TMP_MARK) is not, the agent socket out of reach, a read-only
- * root, the agent's places (SSE_PROBE_HIDDEN, colon-separated, root's choice) empty, and
- * terminals and message queues of its own (not root's instances, SSE_PROBE_DEVS).
- */
-static void
-probe_runner_sandbox(void)
+/* Is the directory at path empty (or absent)? */
+static bool
+dir_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool empty = true;
+
+	while (d != NULL && (de = readdir(d)) != NULL)
+		empty = empty && (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0);
+	if (d != NULL)
+		closedir(d);
+	return empty;
+}
+
+/* runner_sandbox, part: namespaces of its own, none of root's (root_ns: SSE_PROBE_NS). */
+static bool
+sandbox_namespaces(const char *root_ns)
 {
 	static const char *const kinds[] = { "net", "mnt", "ipc", "user" };
-	const char *root_ns = secure_getenv("SSE_PROBE_NS");
-	const char *mark = secure_getenv("SSE_PROBE_TMP_MARK");
-	const char *sock = secure_getenv("SSE_DAEMON_SOCKET");
-	const char *hidden = secure_getenv("SSE_PROBE_HIDDEN");
-	_cleanup_buf_ struct sb_buf dev = SB_BUF_INIT(64 * 1024);
-	_cleanup_close_ int fd = -1;
-	const char *how = NULL;
-	struct statvfs vfs;
 	char id[64];
 
-	if (root_ns == NULL || mark == NULL || sock == NULL) {
-		emit("runner_sandbox", false, "runner: nothing to compare with (no SSE_PROBE_NS)");
-		return;
-	}
 	for (size_t i = 0; i < SB_ARRAY_SIZE(kinds); i++)
 		if (!ns_id(kinds[i], id, sizeof(id)) || strstr(root_ns, id) != NULL) {
 			emit("runner_sandbox", false, "runner: in root's %s namespace (%s)", kinds[i],
 			    id);
-			return;
+			return false;
 		}
-	fd = open("/proc/net/dev", O_RDONLY | O_CLOEXEC);
+	return true;
+}
+
+/* runner_sandbox, part: no network interface but loopback (/proc/net/dev). */
+static bool
+sandbox_loopback_only(void)
+{
+	_cleanup_buf_ struct sb_buf dev = SB_BUF_INIT(64 * 1024);
+	_cleanup_close_ int fd = open("/proc/net/dev", O_RDONLY | O_CLOEXEC);
+
 	if (fd < 0 || sb_buf_read_fd(&dev, fd, NULL) < 0) {
 		emit("runner_sandbox", false, "runner: cannot read /proc/net/dev");
-		return;
+		return false;
 	}
 	/* Two header lines, then "  name: counters" per interface. */
 	for (const char *l = strchr(dev.s, '\n'); l != NULL && (l = strchr(l + 1, '\n')) != NULL;) {
@@ -486,81 +492,135 @@ probe_runner_sandbox(void)
 		if (colon - name != 2 || strncmp(name, "lo", 2) != 0) {
 			emit("runner_sandbox", false, "runner: a network interface besides loopback: %.*s",
 			    (int)(colon - name > 32 ? 32 : colon - name), name);
-			return;
+			return false;
 		}
 	}
+	return true;
+}
+
+/*
+ * runner_sandbox, part: a /tmp where root's marker (mark) is not, the agent socket (sock)
+ * out of reach, a read-only root.
+ */
+static bool
+sandbox_places(const char *mark, const char *sock)
+{
+	const char *how = NULL;
+	struct statvfs vfs;
+
 	if (access(mark, F_OK) == 0) {
 		emit("runner_sandbox", false, "runner: /tmp is the container's (%s is there)", mark);
-		return;
+		return false;
 	}
 	if (path_reachable(sock, &how)) {
 		emit("runner_sandbox", false, "runner: the agent socket %s is %s", sock, how);
-		return;
+		return false;
 	}
 	if (statvfs("/", &vfs) < 0 || !(vfs.f_flag & ST_RDONLY)) {
 		emit("runner_sandbox", false, "runner: the root file system is writable");
-		return;
+		return false;
 	}
-	{
-		const char *devs = secure_getenv("SSE_PROBE_DEVS");
-		static const char *const what[] = { "pts", "mqueue" };
+	return true;
+}
 
-		for (size_t i = 0; i < SB_ARRAY_SIZE(what); i++) {
-			_cleanup_free_ char *key = sb_xasprintf("%s:", what[i]);
-			_cleanup_free_ char *path = sb_xasprintf("/dev/%s", what[i]);
-			const char *v = devs != NULL ? strstr(devs, key) : NULL;
-			unsigned long long root_dev = v != NULL ? strtoull(v + strlen(key), NULL, 10) : 0;
-			struct stat st;
+/* runner_sandbox, part: terminals and message queues not root's (SSE_PROBE_DEVS). */
+static bool
+sandbox_devices(void)
+{
+	const char *devs = secure_getenv("SSE_PROBE_DEVS");
+	static const char *const what[] = { "pts", "mqueue" };
 
-			if (devs == NULL) {
-				emit("runner_sandbox", false, "runner: nothing to compare with (no SSE_PROBE_DEVS)");
-				return;
-			}
-			if (root_dev != 0 && stat(path, &st) == 0 && (unsigned long long)st.st_dev == root_dev) {
-				emit("runner_sandbox", false, "runner: %s is the container's", path);
-				return;
-			}
+	if (devs == NULL) {
+		emit("runner_sandbox", false, "runner: nothing to compare with (no SSE_PROBE_DEVS)");
+		return false;
+	}
+	for (size_t i = 0; i < SB_ARRAY_SIZE(what); i++) {
+		_cleanup_free_ char *key = sb_xasprintf("%s:", what[i]);
+		_cleanup_free_ char *path = sb_xasprintf("/dev/%s", what[i]);
+		const char *v = strstr(devs, key);
+		unsigned long long root_dev = v != NULL ? strtoull(v + strlen(key), NULL, 10) : 0;
+		struct stat st;
+
+		if (root_dev != 0 && stat(path, &st) == 0 && (unsigned long long)st.st_dev == root_dev) {
+			emit("runner_sandbox", false, "runner: %s is the container's", path);
+			return false;
 		}
 	}
-	/* "dev:ino" per root_files entry ("0:0": the container has none), from root. */
-	for (const char *v = secure_getenv("SSE_PROBE_ROOT_FILES"); v != NULL && *v != '\0';) {
-		for (size_t i = 0; i < SB_ARRAY_SIZE(root_files) && v != NULL; i++) {
-			unsigned long long d = strtoull(v, NULL, 10), ino = 0;
-			const char *colon = strchr(v, ':');
-			struct stat st;
+	return true;
+}
 
-			if (colon != NULL)
-				ino = strtoull(colon + 1, NULL, 10);
-			if (ino != 0 && stat(root_files[i], &st) == 0 &&
-			    (unsigned long long)st.st_dev == d && (unsigned long long)st.st_ino == ino) {
-				emit("runner_sandbox", false, "runner: %s is the agent's own file "
-				    "(the scripts have no root of their own)", root_files[i]);
-				return;
-			}
-			v = strchr(v, ',');
-			if (v != NULL)
-				v++;
+/*
+ * runner_sandbox, part: with a root of its own, none of root_files is the agent's file
+ * (SSE_PROBE_ROOT_FILES, from root: "dev:ino" per entry, "0:0" where the container has none).
+ */
+static bool
+sandbox_own_root(void)
+{
+	const char *v = secure_getenv("SSE_PROBE_ROOT_FILES");
+
+	if (v == NULL || *v == '\0')
+		return true;
+	for (size_t i = 0; i < SB_ARRAY_SIZE(root_files) && v != NULL; i++) {
+		unsigned long long d = strtoull(v, NULL, 10), ino = 0;
+		const char *colon = strchr(v, ':');
+		struct stat st;
+
+		if (colon != NULL)
+			ino = strtoull(colon + 1, NULL, 10);
+		if (ino != 0 && stat(root_files[i], &st) == 0 &&
+		    (unsigned long long)st.st_dev == d && (unsigned long long)st.st_ino == ino) {
+			emit("runner_sandbox", false, "runner: %s is the agent's own file "
+			    "(the scripts have no root of their own)", root_files[i]);
+			return false;
 		}
-		break;
+		v = strchr(v, ',');
+		if (v != NULL)
+			v++;
 	}
+	return true;
+}
+
+/* runner_sandbox, part: the agent's places (hidden: colon-separated, root's choice) empty. */
+static bool
+sandbox_hidden_empty(const char *hidden)
+{
 	for (const char *p = hidden; p != NULL && *p != '\0';) {
 		const char *end = strchr(p, ':');
 		_cleanup_free_ char *dir = sb_xstrndup(p, end != NULL ? (size_t)(end - p) : strlen(p));
-		DIR *d = opendir(dir);
-		struct dirent *de;
-		bool empty = true;
 
-		while (d != NULL && (de = readdir(d)) != NULL)
-			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-				empty = false;
-		if (d != NULL)
-			closedir(d);
-		if (!empty) {
+		if (!dir_empty(dir)) {
 			emit("runner_sandbox", false, "runner: %s is not hidden", dir);
-			return;
+			return false;
 		}
 		p = end != NULL ? end + 1 : NULL;
 	}
+	return true;
+}
+
+/*
+ * runner_sandbox, from inside the sandbox the task scripts get (sb/sandbox.h): namespaces
+ * of its own (root's are in SSE_PROBE_NS), no network interface but loopback, a /tmp where
+ * root's marker (SSE_PROBE_TMP_MARK) is not, the agent socket out of reach, a read-only
+ * root, the agent's places (SSE_PROBE_HIDDEN, colon-separated, root's choice) empty, and
+ * terminals and message queues of its own (not root's instances, SSE_PROBE_DEVS). Each
+ * part says what failed, and the first failure is the answer.
+ */
+static void
+probe_runner_sandbox(void)
+{
+	const char *root_ns = secure_getenv("SSE_PROBE_NS");
+	const char *mark = secure_getenv("SSE_PROBE_TMP_MARK");
+	const char *sock = secure_getenv("SSE_DAEMON_SOCKET");
+	const char *hidden = secure_getenv("SSE_PROBE_HIDDEN");
+
+	if (root_ns == NULL || mark == NULL || sock == NULL) {
+		emit("runner_sandbox", false, "runner: nothing to compare with (no SSE_PROBE_NS)");
+		return;
+	}
+	if (!sandbox_namespaces(root_ns) || !sandbox_loopback_only() ||
+	    !sandbox_places(mark, sock) || !sandbox_devices() || !sandbox_own_root() ||
+	    !sandbox_hidden_empty(hidden))
+		return;
 	emit("runner_sandbox", true,
 	    "runner: own namespaces, loopback only, private /tmp, own terminals and message queues, "
 	    "agent socket and places hidden, read-only root");
@@ -1077,21 +1137,6 @@ runner_root_closed(struct ep *ep, enum sb_iso_phase ph)
 	return true;
 }
 
-/* Is the directory at path empty (or absent)? */
-static bool
-dir_empty(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	bool empty = true;
-
-	while (d != NULL && (de = readdir(d)) != NULL)
-		empty = empty && (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0);
-	if (d != NULL)
-		closedir(d);
-	return empty;
-}
-
 /*
  * The activity counters (sb/counters.h), which the CLI masks in every run container
  * (cmd-run.c:push_run_args) and says so (SSE_COUNTERS_MASKED): a check on hidden material
@@ -1131,6 +1176,73 @@ check_counters_masked(struct ep *ep, enum sb_iso_phase ph)
 	}
 }
 
+static void shared_walk_dir(struct shared_walk *w, int dfd, const struct stat *dst, bool ro,
+    size_t len, unsigned depth, bool areach, bool rreach);
+
+/*
+ * One entry of the walk, name in the directory dfd (at w->path, which names the entry now),
+ * dst, ro, depth, areach and rreach as for shared_walk_dir: judged, and a directory either
+ * reaches walked into. An entry that went away while it was walked is passed over.
+ */
+static void
+shared_walk_entry(struct shared_walk *w, int dfd, const char *name, const struct stat *dst,
+    bool ro, unsigned depth, bool areach, bool rreach)
+{
+	char at[64 + NAME_MAX];
+	struct stat st;
+	bool a_in, r_in;
+	int acl, fd = -1, child_ro = ro;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT)
+			w->stopped = "an entry could not be looked at";
+		return;
+	}
+	if (S_ISLNK(st.st_mode) || (S_ISDIR(st.st_mode) && shared_skipped(w, &st)))
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		/* Opened first: a mount point is judged by the file system mounted there. */
+		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT)
+				w->stopped = "a directory could not be opened";
+			return;
+		}
+		if (fstat(fd, &st) < 0 || (st.st_dev != dst->st_dev &&
+						 (child_ro = mount_ro(fd)) < 0)) {
+			close(fd);
+			w->stopped = "a directory could not be looked at";
+			return;
+		}
+		acl = has_acl(NULL, fd, true);
+	} else {
+		snprintf(at, sizeof(at), "/proc/self/fd/%d/%s", dfd, name);
+		acl = has_acl(at, -1, false);
+		if (acl < 0 && errno == ENOENT)
+			return;
+	}
+	if (acl < 0) {
+		if (fd >= 0)
+			close(fd);
+		w->stopped = "an entry's ACL could not be read";
+		return;
+	}
+	shared_judge(w, &st, acl, child_ro == 1, areach, rreach, &a_in, &r_in);
+	if (fd < 0)
+		return;
+	if (!a_in && !r_in) {
+		close(fd);
+		return;
+	}
+	if (depth >= SHARED_WALK_DEPTH_MAX) {
+		close(fd);
+		w->stopped = "too deep";
+		return;
+	}
+	shared_walk_dir(w, fd, &st, child_ro == 1, strnlen(w->path, sizeof(w->path) - 1),
+	    depth + 1, a_in, r_in);
+}
+
 /*
  * Walk the directory dfd (at w->path, of length len; st its own stat, ro its mount's flag),
  * never following a link; areach and rreach say whether the agent and the runner can list
@@ -1149,11 +1261,6 @@ shared_walk_dir(struct shared_walk *w, int dfd, const struct stat *dst, bool ro,
 		return;
 	}
 	while (w->stopped == NULL && (errno = 0, de = readdir(d)) != NULL) {
-		char at[64 + NAME_MAX];
-		struct stat st;
-		bool a_in, r_in;
-		int acl, fd = -1, child_ro = ro;
-
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (++w->entries > SHARED_WALK_ENTRIES_MAX) {
@@ -1166,55 +1273,7 @@ shared_walk_dir(struct shared_walk *w, int dfd, const struct stat *dst, bool ro,
 		}
 		snprintf(w->path + len, sizeof(w->path) - len, "%s%s", len == 1 ? "" : "/",
 		    de->d_name);
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno != ENOENT)
-				w->stopped = "an entry could not be looked at";
-			goto next;
-		}
-		if (S_ISLNK(st.st_mode) || (S_ISDIR(st.st_mode) && shared_skipped(w, &st)))
-			goto next;
-		if (S_ISDIR(st.st_mode)) {
-			/* Opened first: a mount point is judged by the file system mounted there. */
-			fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0) {
-				if (errno != ENOENT)
-					w->stopped = "a directory could not be opened";
-				goto next;
-			}
-			if (fstat(fd, &st) < 0 || (st.st_dev != dst->st_dev &&
-							 (child_ro = mount_ro(fd)) < 0)) {
-				close(fd);
-				w->stopped = "a directory could not be looked at";
-				goto next;
-			}
-			acl = has_acl(NULL, fd, true);
-		} else {
-			snprintf(at, sizeof(at), "/proc/self/fd/%d/%s", dirfd(d), de->d_name);
-			acl = has_acl(at, -1, false);
-			if (acl < 0 && errno == ENOENT)
-				goto next;
-		}
-		if (acl < 0) {
-			if (fd >= 0)
-				close(fd);
-			w->stopped = "an entry's ACL could not be read";
-			goto next;
-		}
-		shared_judge(w, &st, acl, child_ro == 1, areach, rreach, &a_in, &r_in);
-		if (fd < 0)
-			goto next;
-		if (!a_in && !r_in) {
-			close(fd);
-			goto next;
-		}
-		if (depth >= SHARED_WALK_DEPTH_MAX) {
-			close(fd);
-			w->stopped = "too deep";
-			goto next;
-		}
-		shared_walk_dir(w, fd, &st, child_ro == 1, strnlen(w->path, sizeof(w->path) - 1),
-		    depth + 1, a_in, r_in);
-next:
+		shared_walk_entry(w, dirfd(d), de->d_name, dst, ro, depth, areach, rreach);
 		if (w->stopped == NULL)
 			w->path[len] = '\0'; /* else it names where the walk stopped */
 	}
@@ -1357,6 +1416,75 @@ root_file_ids(const struct ep *ep, struct sb_argv *env)
 	sb_env_set(env, "SSE_PROBE_ROOT_FILES", b.s);
 }
 
+/* What every probe is told: where to look, what it claims, who it should be. */
+static void
+probe_env(const struct ep *ep, const struct sb_creds *creds, struct sb_argv *env)
+{
+	sb_env_set(env, "PATH", probe_path);
+	sb_env_set(env, "LC_ALL", "C");
+	sb_env_set(env, "SSE_DAEMON_SOCKET", ep->cfg.daemon_socket);
+	sb_env_set(env, "SSE_SOURCE", ep->cfg.source);
+	sb_env_set(env, "SSE_DIFFICULTY", ep->cfg.difficulty);
+	sb_env_set(env, "SSE_EGRESS", ep->cfg.egress_restricted ? "restricted" : "open");
+	if (ep->cfg.net_gateway != NULL)
+		sb_env_set(env, "SSE_NET_GATEWAY", ep->cfg.net_gateway);
+	if (ep->cfg.net_canary != NULL)
+		sb_env_set(env, "SSE_NET_CANARY", ep->cfg.net_canary);
+	sb_argv_pushf(env, "SSE_PROBE_UID=%u", (unsigned)creds->uid);
+	sb_argv_pushf(env, "SSE_PROBE_GID=%u", (unsigned)creds->gid);
+	sb_argv_pushf(env, "SSE_PROBE_AGENT_UID=%u", (unsigned)ep->agent_creds.uid);
+}
+
+/*
+ * The runner's probe runs in the task scripts' sandbox (the open one, or the withheld one),
+ * which this returns (NULL: runner_sandbox is noted as failed). A marker only root could
+ * have made in the real /tmp must not be visible there (made here: its path in *mark, for
+ * the caller to remove, its descriptor in *mark_fd); the places the agent can write must
+ * look empty. What the probe compares with goes into env.
+ */
+static const struct sb_sandbox *
+runner_probe_setup(struct ep *ep, enum sb_iso_phase ph, bool withheld, struct sb_argv *env,
+    char **mark, int *mark_fd)
+{
+	_cleanup_free_ char *hidden = sb_xasprintf("%s:%s:%s:%s", ep->cfg.source, ep->agent_home,
+	    ep->cfg.archive, ep->cfg.daemon_state);
+	_cleanup_free_ char *rnd = NULL;
+	const char *slash = strrchr(ep->cfg.runner_root, '/');
+	const struct sb_sandbox *sb;
+	struct sb_error *err = NULL;
+
+	/*
+	 * The open sandbox hides the directory the scripts' own root is in. The withheld one
+	 * has no /sys, and no other process in /proc (pid 1, the entrypoint, stands for them):
+	 * names looked up there would stay cached for the agent to time.
+	 */
+	if (strcmp(ep->cfg.runner_root, "/") != 0 && slash != NULL &&
+	    slash != ep->cfg.runner_root) {
+		char *h2 = withheld ? sb_xasprintf("%s:/sys:/proc/1:/proc/sys", hidden) :
+		    sb_xasprintf("%s:%.*s", hidden, (int)(slash - ep->cfg.runner_root),
+			ep->cfg.runner_root);
+
+		free(hidden);
+		hidden = h2;
+	}
+	rnd = random_hex();
+	*mark = sb_xasprintf("/tmp/.ssebench-probe-%s", rnd);
+	*mark_fd = open(*mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	sb_env_set(env, "SSE_PROBE_TMP_MARK", *mark);
+	sb_env_set(env, "SSE_PROBE_HIDDEN", hidden);
+	root_namespaces(env);
+	root_devices(env);
+	if (withheld)
+		root_file_ids(ep, env);
+	sb = runner_sandbox(ep, withheld, &err);
+	if (sb == NULL) {
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false, "runner: %s",
+		    sb_error_message(err));
+		sb_error_release(&err);
+	}
+	return sb;
+}
+
 /* Run the probe as role with creds, feeding it the path list; record its answers. */
 static void
 run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb_creds *creds,
@@ -1376,60 +1504,9 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 	_cleanup_close_ int mark_fd = -1;
 
 	hidden_paths(ep, ph, strcmp(role, "agent") == 0, &paths);
-	sb_env_set(&env, "PATH", probe_path);
-	sb_env_set(&env, "LC_ALL", "C");
-	sb_env_set(&env, "SSE_DAEMON_SOCKET", ep->cfg.daemon_socket);
-	sb_env_set(&env, "SSE_SOURCE", ep->cfg.source);
-	sb_env_set(&env, "SSE_DIFFICULTY", ep->cfg.difficulty);
-	sb_env_set(&env, "SSE_EGRESS", ep->cfg.egress_restricted ? "restricted" : "open");
-	if (ep->cfg.net_gateway != NULL)
-		sb_env_set(&env, "SSE_NET_GATEWAY", ep->cfg.net_gateway);
-	if (ep->cfg.net_canary != NULL)
-		sb_env_set(&env, "SSE_NET_CANARY", ep->cfg.net_canary);
-	sb_argv_pushf(&env, "SSE_PROBE_UID=%u", (unsigned)creds->uid);
-	sb_argv_pushf(&env, "SSE_PROBE_GID=%u", (unsigned)creds->gid);
-	sb_argv_pushf(&env, "SSE_PROBE_AGENT_UID=%u", (unsigned)ep->agent_creds.uid);
-	if (runner) {
-		/*
-		 * The runner's probe runs in the task scripts' sandbox. A marker only root could
-		 * have made in the real /tmp must not be visible there; the places the agent can
-		 * write must look empty.
-		 */
-		_cleanup_free_ char *hidden = sb_xasprintf("%s:%s:%s:%s", ep->cfg.source,
-		    ep->agent_home, ep->cfg.archive, ep->cfg.daemon_state);
-		const char *slash = strrchr(ep->cfg.runner_root, '/');
-
-		/*
-		 * The open sandbox hides the directory the scripts' own root is in. The withheld
-		 * one has no /sys, and no other process in /proc (pid 1, the entrypoint, stands
-		 * for them): names looked up there would stay cached for the agent to time.
-		 */
-		if (strcmp(ep->cfg.runner_root, "/") != 0 && slash != NULL &&
-		    slash != ep->cfg.runner_root) {
-			char *h2 = withheld ? sb_xasprintf("%s:/sys:/proc/1:/proc/sys", hidden) :
-			    sb_xasprintf("%s:%.*s", hidden, (int)(slash - ep->cfg.runner_root),
-				ep->cfg.runner_root);
-
-			free(hidden);
-			hidden = h2;
-		}
-		_cleanup_free_ char *rnd = random_hex();
-
-		mark = sb_xasprintf("/tmp/.ssebench-probe-%s", rnd);
-		mark_fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		sb_env_set(&env, "SSE_PROBE_TMP_MARK", mark);
-		sb_env_set(&env, "SSE_PROBE_HIDDEN", hidden);
-		root_namespaces(&env);
-		root_devices(&env);
-		if (withheld)
-			root_file_ids(ep, &env);
-		cmd.sandbox = runner_sandbox(ep, withheld, &err);
-		if (cmd.sandbox == NULL) {
-			sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_SANDBOX, false, "runner: %s",
-			    sb_error_message(err));
-			sb_error_release(&err);
-		}
-	}
+	probe_env(ep, creds, &env);
+	if (runner)
+		cmd.sandbox = runner_probe_setup(ep, ph, withheld, &env, &mark, &mark_fd);
 	cmd.path = ep->self_exe;
 	cmd.argv = argv;
 	cmd.envp = env.v;
@@ -1467,27 +1544,52 @@ run_probe(struct ep *ep, enum sb_iso_phase ph, const char *role, const struct sb
 	sb_cmd_result_release(&res);
 }
 
-bool
-ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
+json_t *
+ep_task_record_load(struct ep *ep, enum sb_iso_phase ph)
 {
-	_cleanup_free_ char *failed = NULL;
-	uint64_t start = sb_now_ms();
-	struct sb_error *err = NULL;
-	struct stat st;
-	bool mounted, scored;
-	json_t *j;
+	json_t *doc = NULL;
 
-	if (ph == SB_ISO_BEFORE_AGENT)
-		sb_iso_record_init(&ep->iso, ep->cfg.egress_restricted);
-	run_probe(ep, ph, "agent", &ep->agent_creds, false);
-	/* In each container of a run (the sidecar agent's too, whose agent is not frozen). */
-	check_counters_masked(ep, ph);
+	if (sb_json_load_file_at(ep->results_fd, EP_SIDECAR_TASK_RECORD, SB_JSON_FILE_MAX, &doc,
+		NULL) < 0)
+		return NULL;
+	if (!json_is_object(json_object_get(json_object_get(doc, "phases"),
+		sb_iso_phase_name(ph)))) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+/* Fold the task container's record for phase ph into ep->iso (a missing one fails it). */
+static void
+merge_task_record(struct ep *ep, enum sb_iso_phase ph)
+{
+	json_t *doc = ep_task_record_load(ep, ph);
+
+	if (!sb_iso_merge_json(&ep->iso, ph, doc, "task container")) {
+		/* Without the task side, what only it can check is not checked: failed. */
+		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_IDENTITY, false,
+		    "task container: no isolation record for %s (or for another egress claim)",
+		    sb_iso_phase_name(ph));
+		sb_iso_note(&ep->iso, ph, SB_ISO_TASK_FILES_HIDDEN, false,
+		    "task container: no isolation record for %s", sb_iso_phase_name(ph));
+	}
+	json_decref(doc);
+}
+
+/*
+ * The runner's side: its probes in each of the scripts' two sandboxes (sb_sandbox_for_runner)
+ * and the places it shares with the agent, or, in a sidecar agent container, the task
+ * container's record of them.
+ */
+static void
+check_runner(struct ep *ep, enum sb_iso_phase ph)
+{
 	if (ep->cfg.role == EP_ROLE_SIDECAR_AGENT)
 		/* No runner here: scripts run in the task container, whose record says how. */
-		ep_sidecar_merge_task(ep, ph);
+		merge_task_record(ep, ph);
 	else if (ep->have_runner) {
 		if (runner_root_closed(ep, ph)) {
-			/* Each of the scripts' two sandboxes (sb_sandbox_for_runner). */
 			run_probe(ep, ph, "runner", &ep->runner_creds, false);
 			if (strcmp(ep->cfg.runner_root, "/") != 0)
 				run_probe(ep, ph, "runner", &ep->runner_creds, true);
@@ -1496,13 +1598,19 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 	} else
 		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_IDENTITY, false, "no runner user '%s'",
 		    ep->cfg.runner_user);
+}
 
-	/*
-	 * Root's own look: the fix is mounted for the reference agent, and for no other. In
-	 * sidecar mode it is mounted in the agent container only: the task container, whose
-	 * bash tool the agent drives, must never have it.
-	 */
-	mounted = lstat(ep->cfg.reference_path, &st) == 0;
+/*
+ * Root's own look: the fix is mounted for the reference agent, and for no other. In sidecar
+ * mode it is mounted in the agent container only: the task container, whose bash tool the
+ * agent drives, must never have it.
+ */
+static void
+check_reference_mount(struct ep *ep, enum sb_iso_phase ph)
+{
+	struct stat st;
+	bool mounted = lstat(ep->cfg.reference_path, &st) == 0;
+
 	if (ep->cfg.role == EP_ROLE_SIDECAR_TASK)
 		sb_iso_note(&ep->iso, ph, SB_ISO_REFERENCE_MOUNT, !mounted,
 		    "%s is %s in the task container", ep->cfg.reference_path,
@@ -1511,34 +1619,39 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 		sb_iso_note(&ep->iso, ph, SB_ISO_REFERENCE_MOUNT, mounted == ep->cfg.reference_run,
 		    "%s is %s; this is %sa reference run", ep->cfg.reference_path,
 		    mounted ? "mounted" : "absent", ep->cfg.reference_run ? "" : "not ");
+}
 
-	/* Whatever nobody answered for has failed: say so by name. */
-	for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
-		if (sb_iso_claimed((enum sb_iso_prop)p, ph, ep->cfg.egress_restricted) &&
-		    ep->iso.state[ph][p] == SB_ISO_UNCHECKED)
-			sb_iso_note(&ep->iso, ph, (enum sb_iso_prop)p, false,
-			    "not checked: the probe gave no answer");
+/*
+ * The record of phase ph into isolation.json, or, in a sidecar task container, into the
+ * record the agent container folds in (merge_task_record). False if it could not be written:
+ * unrecorded is unestablished.
+ */
+static bool
+write_record(struct ep *ep, enum sb_iso_phase ph)
+{
+	struct sb_error *err = NULL;
+	json_t *j = sb_iso_to_json(&ep->iso, ph);
+	bool ok = true;
 
-	scored = sb_iso_verdict(&ep->iso, ph, &failed);
-	j = sb_iso_to_json(&ep->iso, ph);
 	json_object_set_new(j, "enforced", json_boolean(ep->cfg.isolation_enforced));
 	if (ph == SB_ISO_BEFORE_GRADING && ep->cfg.proxy_key)
 		json_object_set_new(j, "proxy_key_before_grading",
 		    json_string(ep->key_status[0] != '\0' ? ep->key_status : "unknown"));
-	/* The task container's record is the agent container's to fold in (sidecar.c). */
 	if (sb_json_write_atomic_at(ep->results_fd,
 		ep->cfg.role == EP_ROLE_SIDECAR_TASK ? EP_SIDECAR_TASK_RECORD : "isolation.json", j,
 		0644, &err) < 0) {
 		ep_log(SB_LOG_ERROR, "%s", sb_error_message(err));
 		sb_error_release(&err);
-		scored = false; /* unrecorded is unestablished */
+		ok = false;
 	}
 	json_decref(j);
-	if (scored) {
-		ep_log(SB_LOG_INFO, "isolation %s: established (%.1f s)", sb_iso_phase_name(ph),
-		    ep_secs(start));
-		return true;
-	}
+	return ok;
+}
+
+/* Every claimed property that did not hold, in this phase or an earlier one, by name. */
+static void
+log_not_established(const struct ep *ep, enum sb_iso_phase ph, const char *failed)
+{
 	for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
 		for (int q = 0; q <= (int)ph; q++)
 			if (sb_iso_claimed((enum sb_iso_prop)p, (enum sb_iso_phase)q,
@@ -1550,6 +1663,37 @@ ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
 	ep_log(SB_LOG_ERROR, "isolation %s: not established (%s): the run will not be scored%s",
 	    sb_iso_phase_name(ph), failed,
 	    ep->cfg.isolation_enforced ? "" : " (SSE_ISOLATION=record: going on regardless)");
+}
+
+bool
+ep_isolation_establish(struct ep *ep, enum sb_iso_phase ph)
+{
+	_cleanup_free_ char *failed = NULL;
+	uint64_t start = sb_now_ms();
+	bool scored;
+
+	if (ph == SB_ISO_BEFORE_AGENT)
+		sb_iso_record_init(&ep->iso, ep->cfg.egress_restricted);
+	run_probe(ep, ph, "agent", &ep->agent_creds, false);
+	/* In each container of a run (the sidecar agent's too, whose agent is not frozen). */
+	check_counters_masked(ep, ph);
+	check_runner(ep, ph);
+	check_reference_mount(ep, ph);
+	/* Whatever nobody answered for has failed: say so by name. */
+	for (int p = 0; p < SB_ISO_PROP_COUNT; p++)
+		if (sb_iso_claimed((enum sb_iso_prop)p, ph, ep->cfg.egress_restricted) &&
+		    ep->iso.state[ph][p] == SB_ISO_UNCHECKED)
+			sb_iso_note(&ep->iso, ph, (enum sb_iso_prop)p, false,
+			    "not checked: the probe gave no answer");
+	scored = sb_iso_verdict(&ep->iso, ph, &failed);
+	if (!write_record(ep, ph))
+		scored = false; /* unrecorded is unestablished */
+	if (scored) {
+		ep_log(SB_LOG_INFO, "isolation %s: established (%.1f s)", sb_iso_phase_name(ph),
+		    ep_secs(start));
+		return true;
+	}
+	log_not_established(ep, ph, failed);
 	return false;
 }
 

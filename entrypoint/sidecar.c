@@ -110,23 +110,6 @@ results_file_exists(struct ep *ep, const char *name)
 	return fstatat(ep->results_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The task record, if it holds phase ph; NULL otherwise. New reference. */
-static json_t *
-load_task_record(struct ep *ep, enum sb_iso_phase ph)
-{
-	json_t *doc = NULL;
-
-	if (sb_json_load_file_at(ep->results_fd, EP_SIDECAR_TASK_RECORD, SB_JSON_FILE_MAX, &doc,
-		NULL) < 0)
-		return NULL;
-	if (!json_is_object(json_object_get(json_object_get(doc, "phases"),
-		sb_iso_phase_name(ph)))) {
-		json_decref(doc);
-		return NULL;
-	}
-	return doc;
-}
-
 /* The task container starts its daemon (up to SSE_DAEMON_TIMEOUT) and probes: 120 s. */
 static uint64_t
 wait_limit_s(const struct ep *ep)
@@ -195,7 +178,7 @@ ep_sidecar_wait_task(struct ep *ep, enum sb_iso_phase ph, struct sb_error **err)
 
 		if (ep->stop_signal != 0)
 			return sb_error_set(err, EINTR, "stopped while waiting for the task container");
-		doc = load_task_record(ep, ph);
+		doc = ep_task_record_load(ep, ph);
 		json_decref(doc);
 		if (doc != NULL && (ph != SB_ISO_BEFORE_AGENT ||
 				       (ep_probe_socket(ep->cfg.daemon_socket) == 0 &&
@@ -241,20 +224,4 @@ ep_wait_key_revoked(struct ep *ep)
 	    EP_KEY_WAIT_S);
 	ep_log(SB_LOG_WARN, "the run's proxy key before grading: %s; grading goes on (its code "
 			    "has no network)", ep->key_status);
-}
-
-void
-ep_sidecar_merge_task(struct ep *ep, enum sb_iso_phase ph)
-{
-	json_t *doc = load_task_record(ep, ph);
-
-	if (!sb_iso_merge_json(&ep->iso, ph, doc, "task container")) {
-		/* Without the task side, what only it can check is not checked: failed. */
-		sb_iso_note(&ep->iso, ph, SB_ISO_RUNNER_IDENTITY, false,
-		    "task container: no isolation record for %s (or for another egress claim)",
-		    sb_iso_phase_name(ph));
-		sb_iso_note(&ep->iso, ph, SB_ISO_TASK_FILES_HIDDEN, false,
-		    "task container: no isolation record for %s", sb_iso_phase_name(ph));
-	}
-	json_decref(doc);
 }

@@ -331,6 +331,28 @@ start_child(struct ep_child *ch, struct sb_cmd *cmd, struct sb_error **err)
 }
 
 /*
+ * A child of ours that runs as root (the daemon, the evaluator): bin with no arguments, env
+ * its whole environment, no stdin, stdout and stderr into log_fd, in a session of its own
+ * (stop_group ends all it started) and killed if we die.
+ */
+static int
+start_root_child(struct ep_child *ch, const char *bin, const struct sb_argv *env, int log_fd,
+    struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
+	struct sb_cmd cmd = SB_CMD_INIT;
+
+	sb_argv_push(&argv, bin);
+	cmd.path = bin;
+	cmd.argv = argv.v;
+	cmd.envp = env->v;
+	cmd.stdin_fd = SB_CMD_DEVNULL;
+	cmd.stdout_fd = log_fd;
+	cmd.flags = SB_CMD_NEW_SESSION | SB_CMD_DEATHSIG | SB_CMD_STDERR_TO_STDOUT;
+	return start_child(ch, &cmd, err);
+}
+
+/*
  * Send sig to every live process of session sid. A process the daemon started may have
  * left its process group (setpgid), but not its session unless it called setsid itself;
  * those (the runner's scripts) are swept by uid.
@@ -508,9 +530,7 @@ int
 ep_start_daemon(struct ep *ep, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
-	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
 	const char *token = sb_env_get(&ep->secrets, "SSE_DAEMON_TOKEN");
-	struct sb_cmd cmd = SB_CMD_INIT;
 	uint64_t deadline;
 
 	env_inherit(&env, NULL);
@@ -523,14 +543,7 @@ ep_start_daemon(struct ep *ep, struct sb_error **err)
 		sb_env_set(&env, "SSE_AGENT_CGROUP", ep->cfg.agent_cgroup);
 	if (token != NULL)
 		sb_env_set(&env, "SSE_DAEMON_TOKEN", token);
-	sb_argv_push(&argv, ep->cfg.daemon_bin);
-	cmd.path = ep->cfg.daemon_bin;
-	cmd.argv = argv.v;
-	cmd.envp = env.v;
-	cmd.stdin_fd = SB_CMD_DEVNULL;
-	cmd.stdout_fd = ep->daemon_log;
-	cmd.flags = SB_CMD_NEW_SESSION | SB_CMD_DEATHSIG | SB_CMD_STDERR_TO_STDOUT;
-	if (start_child(&ep->daemon, &cmd, err) < 0)
+	if (start_root_child(&ep->daemon, ep->cfg.daemon_bin, &env, ep->daemon_log, err) < 0)
 		return sb_error_prefix(err, "daemon");
 	ep_log(SB_LOG_INFO, "daemon started: '%s' (pid %d); waiting up to %llu s for its sockets",
 	    ep->cfg.daemon_bin, (int)ep->daemon.pid, (unsigned long long)ep->cfg.daemon_timeout_s);
@@ -883,8 +896,6 @@ ep_run_evaluator(struct ep *ep, const struct ep_agent_result *ar)
 	static const char *const drop[] = { "SSE_METRIC_AGENT_TIMEOUT", "AGENT_DURATION",
 		"AGENT_EXIT_STATUS", "SSE_SECRETS_FILE", NULL };
 	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
-	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
-	struct sb_cmd cmd = SB_CMD_INIT;
 	struct sb_error *err = NULL;
 	uint64_t limit_s = ep->cfg.timeout_s + EP_EVALUATOR_SLACK_S, deadline;
 	struct stat st;
@@ -905,14 +916,8 @@ ep_run_evaluator(struct ep *ep, const struct ep_agent_result *ar)
 	}
 	if (ar->timed_out)
 		sb_argv_push(&env, "SSE_METRIC_AGENT_TIMEOUT=true");
-	sb_argv_push(&argv, ep->cfg.evaluator_bin);
-	cmd.path = ep->cfg.evaluator_bin;
-	cmd.argv = argv.v;
-	cmd.envp = env.v;
-	cmd.stdin_fd = SB_CMD_DEVNULL;
-	cmd.stdout_fd = ep->evaluator_log;
-	cmd.flags = SB_CMD_NEW_SESSION | SB_CMD_DEATHSIG | SB_CMD_STDERR_TO_STDOUT;
-	if (start_child(&ep->evaluator, &cmd, &err) < 0) {
+	if (start_root_child(&ep->evaluator, ep->cfg.evaluator_bin, &env, ep->evaluator_log,
+		&err) < 0) {
 		ep_log(SB_LOG_ERROR, "evaluator: %s; the run is not graded", sb_error_message(err));
 		sb_error_release(&err);
 		return 0;
