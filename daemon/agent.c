@@ -43,8 +43,8 @@ static const char bash_wrapper[] =
 int
 work_bash(struct helper *h, struct job_spec *j)
 {
-	const char *command = json_string_value(json_object_get(j->req, "command"));
-	json_int_t want = json_integer_value(json_object_get(j->req, "timeout"));
+	const char *command = j->req.command;
+	int64_t want = j->req.timeout;
 	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
 	_cleanup_close_ int cwd = -1;
 	struct sb_cmd cmd = SB_CMD_INIT;
@@ -57,7 +57,7 @@ work_bash(struct helper *h, struct job_spec *j)
 	static const struct sb_rlimit_set limits[] = { { RLIMIT_CORE, 0, 0 } };
 
 	if (want > 0)
-		timeout = want > (json_int_t)h->c->bash_timeout_max ? h->c->bash_timeout_max
+		timeout = want > (int64_t)h->c->bash_timeout_max ? h->c->bash_timeout_max
 								    : (unsigned)want;
 	sb_argv_pushv(&env, (const char *const *)h->c->base_env);
 	sb_env_set(&env, "HOME", h->c->agent_home);

@@ -144,7 +144,7 @@ dispatch(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
 	fr.since = query_value(conn, "since", &fr.query_bad);
 	/* Asked of the kernel only where it decides anything. */
 	fr.peer_root = lc->kind == LISTEN_ADMIN && peer_is_root(conn);
-	front_decide(c->token, &fr, &d);
+	front_decide(c->token, c->task, c->bench_path, &fr, &d);
 	if (d.error != NULL) {
 		/*
 		 * A request the front refuses on an agent-facing listener (the reference patch, an
@@ -196,10 +196,11 @@ dispatch(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
 		break;
 	}
 	{
-		_cleanup_free_ char *body = sb_json_dumps(d.request, JSON_COMPACT);
+		size_t blen;
+		_cleanup_free_ char *body = dreq_encode(d.request, &blen);
 
-		if (dproto_call(lc->f->channel, d.type, body, strlen(body), &status, &reply, &len,
-			&err) < 0) {
+		if (dproto_call(lc->f->channel, d.type, body, blen, &status, &reply, &len, &err) <
+		    0) {
 			sb_log(SB_LOG_WARN, "%s %s: %s", method, url, sb_error_message(err));
 			sb_error_release(&err);
 			front_decision_release(&d);
