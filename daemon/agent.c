@@ -48,7 +48,6 @@ work_bash(struct helper *h, struct job_spec *j)
 	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
 	_cleanup_close_ int cwd = -1;
 	struct sb_cmd cmd = SB_CMD_INIT;
-	struct sb_error *err = NULL;
 	struct sb_cmd_result r;
 	json_auto_t *reply = NULL;
 	unsigned timeout = h->c->bash_timeout;
@@ -73,19 +72,11 @@ work_bash(struct helper *h, struct job_spec *j)
 	/* In the agent's freezer cgroup, as everything of the agent: a check on hidden
 	 * material holds it still too (hidden_check_begin). */
 	cmd.cgroup_procs = h->freezer.procs;
-	cmd.seccomp = h->untrusted;
-	cmd.rlimits = limits;
-	cmd.n_rlimits = SB_ARRAY_SIZE(limits);
 	/* Background jobs may outlive the call, as in a terminal (they die with the phase);
 	 * output they keep writing is read for drain_ms, then left. */
 	cmd.flags = SB_CMD_NEW_PGRP | SB_CMD_NO_GROUP_REAP;
-	cmd.timeout_ms = (uint64_t)timeout * 1000;
-	cmd.capture_max = h->c->output_cap;
 	cmd.drain_ms = 500;
-	if (sb_cmd_run(&cmd, &r, &err) < 0) {
-		result_from_start_error(&r, err, h->c->output_cap);
-		sb_error_release(&err);
-	}
+	run_untrusted(h, &cmd, limits, SB_ARRAY_SIZE(limits), timeout, &r);
 	reply = script_result(&r);
 	sb_cmd_result_release(&r);
 	return work_done(dproto_reply(j->reply_fd, 200, reply));

@@ -210,7 +210,7 @@ withheld_result(const struct sb_cmd_result *r, enum sb_action action)
 }
 
 /* A start failure (not executable, missing) as a result the caller can show. */
-void
+static void
 result_from_start_error(struct sb_cmd_result *r, const struct sb_error *e, size_t cap)
 {
 	memset(r, 0, sizeof(*r));
@@ -218,6 +218,23 @@ result_from_start_error(struct sb_cmd_result *r, const struct sb_error *e, size_
 	sb_buf_init(&r->err, cap);
 	r->exit_code = sb_exit_code_for_exec_errno(sb_error_code(e));
 	(void)sb_buf_appends(&r->err, sb_error_message(e), NULL);
+}
+
+void
+run_untrusted(struct helper *h, struct sb_cmd *cmd, const struct sb_rlimit_set *limits,
+    size_t n_limits, unsigned timeout_s, struct sb_cmd_result *res)
+{
+	struct sb_error *err = NULL;
+
+	cmd->seccomp = h->untrusted;
+	cmd->rlimits = limits;
+	cmd->n_rlimits = n_limits;
+	cmd->timeout_ms = (uint64_t)timeout_s * 1000;
+	cmd->capture_max = h->c->output_cap;
+	if (sb_cmd_run(cmd, res, &err) < 0) {
+		result_from_start_error(res, err, h->c->output_cap);
+		sb_error_release(&err);
+	}
 }
 
 /* --- running task scripts as the runner --------------------------------------------- */
@@ -302,16 +319,8 @@ run_as_runner(struct helper *h, const char *path, char *const *argv, int cwd_fd,
 	if (sandbox == NULL)
 		sandbox = h->agent_phase ? &h->runner_sandbox : &h->withheld_sandbox;
 	cmd.sandbox = sandbox;
-	cmd.seccomp = h->untrusted;
-	cmd.rlimits = limits;
-	cmd.n_rlimits = SB_ARRAY_SIZE(limits);
 	cmd.flags = SB_CMD_NEW_PGRP | SB_CMD_DEATHSIG;
-	cmd.timeout_ms = (uint64_t)timeout_s * 1000;
-	cmd.capture_max = h->c->output_cap;
-	if (sb_cmd_run(&cmd, res, &err) < 0) {
-		result_from_start_error(res, err, h->c->output_cap);
-		sb_error_release(&err);
-	}
+	run_untrusted(h, &cmd, limits, SB_ARRAY_SIZE(limits), timeout_s, res);
 	if (sb_proc_kill_uid(h->c->runner.uid, h->c->runner.gid, KILL_ROUNDS, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "after %s: %s", path, sb_error_message(err));
 		sb_error_release(&err);
