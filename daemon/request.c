@@ -127,6 +127,10 @@ dreq_from_client(const struct sb_task_config *t, const char *bench_path, enum dr
 	return -1;
 }
 
+/* No padding: every byte of the message is a field the helper checks. */
+_Static_assert(sizeof(struct dreq_wire) == 4 * sizeof(uint32_t) + 2 * sizeof(int64_t),
+    "struct dreq_wire has padding");
+
 char *
 dreq_encode(const struct dreq *r, size_t *ret_len)
 {
