@@ -315,12 +315,23 @@ grading_session(struct helper *h, struct job_spec *s)
 	s->home = home_name(h);
 }
 
+/* The worker of each request type that has one (the others the helper answers itself). */
+static int (*const workers[DREQ_MAX_])(struct helper *, struct job_spec *) = {
+	[DREQ_BASH] = work_bash,
+	[DREQ_BENCHER] = work_bencher,
+	[DREQ_DIFF] = work_capture,
+	[DREQ_FILES] = work_capture,
+	[DREQ_DIALOG] = work_dialog,
+	[DREQ_PREPARE_GRADING] = work_prepare_grading,
+	[DREQ_AGENT_EXITED] = work_end_agent_phase,
+};
+
 /* The forked worker: one request, answered on its own reply fd; never returns. */
 _noreturn_ static void
 worker_main(struct helper *h, struct job_spec *s)
 {
 	sigset_t none;
-	int rc = 1;
+	int rc = WORK_NOREPLY;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -328,32 +339,8 @@ worker_main(struct helper *h, struct job_spec *s)
 	/* The worker talks only to its own requester. */
 	close(h->channels[DCH_AGENT]);
 	close(h->channels[DCH_ADMIN]);
-	switch (s->type) {
-	case DREQ_BASH:
-		rc = work_bash(h, s);
-		break;
-	case DREQ_BENCHER:
-		rc = work_bencher(h, s);
-		break;
-	case DREQ_DIFF:
-	case DREQ_FILES:
-		rc = work_capture(h, s);
-		break;
-	case DREQ_DIALOG:
-		rc = work_dialog(h, s);
-		break;
-	case DREQ_PREPARE_GRADING:
-		rc = work_prepare_grading(h, s);
-		break;
-	case DREQ_AGENT_EXITED:
-		rc = work_end_agent_phase(h, s);
-		break;
-	case DREQ_RESULT:
-	case DREQ_FINAL_DIFF:
-	case DREQ_REFERENCE_PATCH:
-	case DREQ_MAX_:
-		break;
-	}
+	if (s->type > 0 && s->type < DREQ_MAX_ && workers[s->type] != NULL)
+		rc = workers[s->type](h, s);
 	_exit(rc);
 }
 
