@@ -43,12 +43,11 @@ static const char bash_wrapper[] =
 int
 work_bash(struct helper *h, struct job_spec *j)
 {
-	const char *command = json_string_value(json_object_get(j->req, "command"));
-	json_int_t want = json_integer_value(json_object_get(j->req, "timeout"));
+	const char *command = j->req.command;
+	int64_t want = j->req.timeout;
 	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
 	_cleanup_close_ int cwd = -1;
 	struct sb_cmd cmd = SB_CMD_INIT;
-	struct sb_error *err = NULL;
 	struct sb_cmd_result r;
 	json_auto_t *reply = NULL;
 	unsigned timeout = h->c->bash_timeout;
@@ -57,7 +56,7 @@ work_bash(struct helper *h, struct job_spec *j)
 	static const struct sb_rlimit_set limits[] = { { RLIMIT_CORE, 0, 0 } };
 
 	if (want > 0)
-		timeout = want > (json_int_t)h->c->bash_timeout_max ? h->c->bash_timeout_max
+		timeout = want > (int64_t)h->c->bash_timeout_max ? h->c->bash_timeout_max
 								    : (unsigned)want;
 	sb_argv_pushv(&env, (const char *const *)h->c->base_env);
 	sb_env_set(&env, "HOME", h->c->agent_home);
@@ -73,19 +72,11 @@ work_bash(struct helper *h, struct job_spec *j)
 	/* In the agent's freezer cgroup, as everything of the agent: a check on hidden
 	 * material holds it still too (hidden_check_begin). */
 	cmd.cgroup_procs = h->freezer.procs;
-	cmd.seccomp = h->untrusted;
-	cmd.rlimits = limits;
-	cmd.n_rlimits = SB_ARRAY_SIZE(limits);
 	/* Background jobs may outlive the call, as in a terminal (they die with the phase);
 	 * output they keep writing is read for drain_ms, then left. */
 	cmd.flags = SB_CMD_NEW_PGRP | SB_CMD_NO_GROUP_REAP;
-	cmd.timeout_ms = (uint64_t)timeout * 1000;
-	cmd.capture_max = h->c->output_cap;
 	cmd.drain_ms = 500;
-	if (sb_cmd_run(&cmd, &r, &err) < 0) {
-		result_from_start_error(&r, err, h->c->output_cap);
-		sb_error_release(&err);
-	}
+	run_untrusted(h, &cmd, limits, SB_ARRAY_SIZE(limits), timeout, &r);
 	reply = script_result(&r);
 	sb_cmd_result_release(&r);
 	return work_done(dproto_reply(j->reply_fd, 200, reply));

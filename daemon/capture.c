@@ -124,7 +124,7 @@ work_capture(struct helper *h, struct job_spec *j)
 int
 work_dialog(struct helper *h, struct job_spec *j)
 {
-	json_int_t since = json_integer_value(json_object_get(j->req, "since"));
+	json_int_t since = j->req.since;
 	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX * 4);
 	_cleanup_close_ int dir = -1;
 	json_auto_t *reply = NULL;

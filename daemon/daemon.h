@@ -88,13 +88,13 @@ enum dreq_type {
 };
 
 #define DPROTO_MAGIC	0x53534231u /* "SSB1" */
-#define DPROTO_BODY_MAX (256 * 1024) /* request bodies (JSON) */
+#define DPROTO_BODY_MAX (256 * 1024) /* request bodies (struct dreq_wire and the command) */
 #define DPROTO_REPLY_MAX ((uint64_t)128 * 1024 * 1024)
 
 struct dproto_hdr {
 	uint32_t magic;
 	uint32_t type; /* enum dreq_type */
-	uint32_t len;  /* JSON body bytes that follow */
+	uint32_t len;  /* body bytes that follow (struct dreq_wire and the command) */
 	uint32_t pad;
 };
 
@@ -127,42 +127,86 @@ int dproto_reply_raw(int fd, unsigned status, const char *body, size_t len);
 /* {"error": msg} with status. */
 int dproto_reply_error(int fd, unsigned status, const char *fmt, ...) _printf_(3, 4);
 
-/* --- request rules (daemon/request.c) --- */
+/* --- requests and their rules (daemon/request.c) --- */
 
 enum dchannel {
 	DCH_AGENT = 0, /* the agent front: agent socket and TCP */
 	DCH_ADMIN = 1, /* the admin front: admin socket */
 };
 
+/*
+ * One request, typed. The front makes it from what the client sent (dreq_from_client):
+ * the action's name is parsed there, once, into enum sb_action, and the PoC's path matched
+ * there, once, against the task's list; nothing after that sees a client's string but the
+ * bash command. On the channel it travels as struct dreq_wire followed by the command's
+ * bytes (dreq_encode); the helper reads it back with dreq_decode, which checks every field's
+ * range and length: the helper does not trust the front.
+ */
+struct dreq {
+	enum dreq_type type;
+	/* bencher */
+	enum sb_action action; /* SB_ACTION_COUNT: the client named no action (refused, 500) */
+	bool grading;
+	int poc;	       /* index in the task's files.poc, or DREQ_NO_POC */
+	/* bash */
+	char *command;	       /* owned; NUL-terminated, no NUL inside; NULL for other types */
+	int64_t timeout;       /* seconds, >= 0; 0: the default */
+	/* dialog */
+	int64_t since;	       /* -1: from the start */
+};
+
+#define DREQ_NO_POC (-1)
+
+/* struct dreq on the channel: fixed-size fields, then command_len bytes of the command. */
+struct dreq_wire {
+	uint32_t action; /* enum sb_action, SB_ACTION_COUNT at most */
+	uint32_t grading; /* 0 or 1 */
+	int32_t poc;	  /* DREQ_NO_POC .. the number of PoCs - 1 */
+	uint32_t command_len;
+	int64_t timeout;
+	int64_t since;
+};
+
+#define DREQ_COMMAND_MAX (DPROTO_BODY_MAX - sizeof(struct dreq_wire))
+
 /* What the access rules look at. */
 struct dpolicy {
 	unsigned difficulty;
 	bool agent_phase;
-	const struct sb_task_config *task;
-	const char *bench_path;
 };
 
-/* The action of a canonical bencher request; -1 when it names none (unknown action). */
-int dreq_action(const json_t *req, enum sb_action *ret);
-
-/* The configured PoC that given names ("/ssebench/<rel>" or "<rel>"), or NULL. */
-const char *dreq_match_poc(const struct sb_task_config *t, const char *bench_path,
-    const char *given);
+/* The configured PoC that given names ("/ssebench/<rel>" or "<rel>"): its index in the task's
+ * files.poc, or DREQ_NO_POC. */
+int dreq_match_poc(const struct sb_task_config *t, const char *bench_path, const char *given);
 
 /*
- * The canonical request for type from what a client sent: the query's action/since and the
- * body (NULL for requests without one). NULL means a malformed request (400). Strict: an
- * unknown key or a wrong type in the body is malformed.
+ * The typed request for type from what a client sent: the query's action/since and the
+ * body (NULL for requests without one); the PoC is looked up in t's list (bench_path: where
+ * the task's files are, for the absolute form). -1 means a malformed request (400). Strict:
+ * an unknown key or a wrong type in the body is malformed. Release with dreq_release.
  */
-json_t *dreq_from_client(enum dreq_type type, const char *action, const char *since,
-    const char *body, size_t len);
+int dreq_from_client(const struct sb_task_config *t, const char *bench_path,
+    enum dreq_type type, const char *action, const char *since, const char *body, size_t len,
+    struct dreq *out);
+
+/* r on the channel (struct dreq_wire and the command): *ret_len bytes, malloc'd. */
+char *dreq_encode(const struct dreq *r, size_t *ret_len);
+
+/*
+ * The helper's reading of a body the front sent: -1 unless every field is in range (an
+ * action at most SB_ACTION_COUNT, grading 0 or 1, a PoC index below n_poc, a command only
+ * for bash, of exactly the length left and with no NUL, a timeout >= 0, since >= -1).
+ */
+int dreq_decode(enum dreq_type type, const void *body, size_t len, size_t n_poc,
+    struct dreq *out);
+
+void dreq_release(struct dreq *r);
 
 /*
  * The access rules (docs/daemon.md, "Endpoints"; the gate: docs/upstream.md, "Difficulty
- * levels"): 0 if the request may go ahead, else an HTTP status and a fixed message. req is
- * canonical.
+ * levels"): 0 if the request may go ahead, else an HTTP status and a fixed message.
  */
-unsigned dreq_policy(const struct dpolicy *p, enum dchannel ch, enum dreq_type t, json_t *req,
+unsigned dreq_policy(const struct dpolicy *p, enum dchannel ch, const struct dreq *r,
     const char **ret_msg);
 
 /* --- the fronts (daemon/server.c) --- */
@@ -201,7 +245,7 @@ enum front_local {
 /*
  * What to do with it: an error answered at once (status, error: a fixed text, and for a 405
  * the Allow header), a public view answered at once (status 200, local), or a request for
- * the helper (status 0, type, and request: the canonical JSON, owned by the caller).
+ * the helper (status 0, type, and request: the typed request, owned by the caller).
  */
 struct front_decision {
 	unsigned status;
@@ -209,15 +253,17 @@ struct front_decision {
 	char *allow;
 	enum front_local local;
 	enum dreq_type type;
-	json_t *request;
+	struct dreq *request;
 };
 
 /*
  * Route, authenticate (the run's token on TCP, uid 0 on the admin socket) and check one
  * request, in that order: nothing a client sent is looked at before it is authenticated,
- * and nothing it sent is echoed back. Release with front_decision_release.
+ * and nothing it sent is echoed back. task and bench_path: the PoCs a run_poc may name.
+ * Release with front_decision_release.
  */
-void front_decide(const char *token, const struct front_request *rq, struct front_decision *out);
+void front_decide(const char *token, const struct sb_task_config *task, const char *bench_path,
+    const struct front_request *rq, struct front_decision *out);
 void front_decision_release(struct front_decision *d);
 
 /*

@@ -80,7 +80,8 @@ refuse(struct front_decision *out, unsigned status, const char *error)
 }
 
 void
-front_decide(const char *token, const struct front_request *rq, struct front_decision *out)
+front_decide(const char *token, const struct sb_task_config *task, const char *bench_path,
+    const struct front_request *rq, struct front_decision *out)
 {
 	const struct route *rt = NULL;
 	bool path_known = false, agent = rq->kind != LISTEN_ADMIN;
@@ -124,13 +125,17 @@ front_decide(const char *token, const struct front_request *rq, struct front_dec
 		out->local = rt->local;
 		return;
 	}
-	out->request = rq->query_bad ? NULL
-				     : dreq_from_client(rt->type, rq->action, rq->since,
-					   (rt->flags & ROUTE_BODY) ? rq->body : NULL, rq->body_len);
-	if (out->request == NULL)
+	out->request = sb_xcalloc(1, sizeof(*out->request));
+	if (rq->query_bad ||
+	    dreq_from_client(task, bench_path, rt->type, rq->action, rq->since,
+		(rt->flags & ROUTE_BODY) ? rq->body : NULL, rq->body_len, out->request) < 0) {
+		dreq_release(out->request);
+		free(out->request);
+		out->request = NULL;
 		return refuse(out, 400,
 		    rt->type == DREQ_BENCHER ? "malformed request: needs ?action= and a JSON object body"
 					     : "malformed request body");
+	}
 	out->type = rt->type;
 }
 
@@ -138,6 +143,8 @@ void
 front_decision_release(struct front_decision *d)
 {
 	free(d->allow);
-	json_decref(d->request);
+	if (d->request != NULL)
+		dreq_release(d->request);
+	free(d->request);
 	memset(d, 0, sizeof(*d));
 }

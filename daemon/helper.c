@@ -72,8 +72,7 @@ not_built(int reply_fd, bool wiped)
 static void
 spec_release(struct job_spec *s)
 {
-	json_decref(s->req);
-	free(s->poc);
+	dreq_release(&s->req);
 	free(s->workspace);
 	free(s->home);
 	free(s->previous_build);
@@ -208,79 +207,158 @@ job_remove(struct job *j)
 	*j = jobs[--njobs];
 }
 
+/* A check on hidden material (the PoC, the hidden tests), whose reply carries its outcome
+ * only (runner.c:withheld_result). */
+static bool
+checks_hidden(enum sb_action a)
+{
+	switch (a) {
+	case SB_ACTION_RUN_POC:
+	case SB_ACTION_INTENT_TEST:
+		return true;
+	case SB_ACTION_BUILD:
+	case SB_ACTION_FUNCTION_TEST:
+	case SB_ACTION_COUNT:
+		break;
+	}
+	return false;
+}
+
+/*
+ * The runner session an agent's check runs in; false (and answered) for a run_poc with no
+ * build to run in.
+ *
+ * A check on hidden material runs the agent's code next to it, and that code can write it
+ * anywhere the runner may: its home, its workspaces, which live from one check to the next.
+ * The reply to such a check carries its outcome only (withheld_result); the reply to a build
+ * or a functional test carries their output, which the next check's code could fill with
+ * what the last one left. So before a check whose output the agent sees, if a check on
+ * hidden material ran since, the runner starts over: its processes killed, every file of it
+ * removed, a new home (docs/integrity.md, "The agent cannot void, spoil or leak its own
+ * grade"). The build run_poc would use goes too: run_poc after that needs a new build.
+ */
+static bool
+agent_session(struct helper *h, struct job_spec *s)
+{
+	bool hidden = checks_hidden(s->req.action);
+
+	if (!hidden && h->hidden_ran) {
+		h->session++;
+		h->hidden_ran = false;
+		h->build_wiped = h->latest_build != NULL;
+		free(h->latest_build);
+		h->latest_build = NULL;
+		s->new_session = true;
+	}
+	if (hidden)
+		h->hidden_ran = true;
+	if (s->req.action == SB_ACTION_RUN_POC && h->latest_build == NULL) {
+		not_built(s->reply_fd, h->build_wiped);
+		return false;
+	}
+	return true;
+}
+
+/* The workspace a bencher action uses: a build's becomes the latest build, run_poc runs in
+ * it, the tests get their own. */
+static void
+assign_workspace(struct helper *h, struct job_spec *s)
+{
+	switch (s->req.action) {
+	case SB_ACTION_BUILD:
+		free(s->previous_build);
+		s->previous_build = h->latest_build ? sb_xstrdup(h->latest_build) : NULL;
+		s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
+		free(h->latest_build);
+		h->latest_build = sb_xstrdup(s->workspace);
+		h->build_wiped = false;
+		break;
+	case SB_ACTION_RUN_POC:
+		s->workspace = h->latest_build ? sb_xstrdup(h->latest_build) : NULL;
+		break;
+	case SB_ACTION_FUNCTION_TEST:
+	case SB_ACTION_INTENT_TEST:
+	case SB_ACTION_COUNT:
+		s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
+		break;
+	}
+	s->home = home_name(h);
+}
+
+/*
+ * A bencher job's decisions; false (and answered) if it must not run. A grading action is
+ * checked here, not when it arrives: queued behind a prepare_grading, it must see that
+ * preparation's outcome (the worker answers the client before the helper has reaped it).
+ */
+static bool
+bencher_decide(struct helper *h, struct job_spec *s)
+{
+	if (s->req.grading && s->req.action != SB_ACTION_RUN_POC && !h->grading_ready) {
+		dproto_reply_error(s->reply_fd, 409, "call /prepare_grading before grading actions");
+		return false;
+	}
+	if (s->ch == DCH_AGENT && !agent_session(h, s))
+		return false;
+	assign_workspace(h, s);
+	return true;
+}
+
+/* Grading starts a fresh runner session: nothing test_patch left takes part. */
+static void
+grading_session(struct helper *h, struct job_spec *s)
+{
+	h->session++;
+	free(h->latest_build);
+	h->latest_build = NULL;
+	h->hidden_ran = h->build_wiped = false;
+	h->grading_ready = false;
+	s->home = home_name(h);
+}
+
+/* The worker of each request type that has one (the others the helper answers itself). */
+static int (*const workers[DREQ_MAX_])(struct helper *, struct job_spec *) = {
+	[DREQ_BASH] = work_bash,
+	[DREQ_BENCHER] = work_bencher,
+	[DREQ_DIFF] = work_capture,
+	[DREQ_FILES] = work_capture,
+	[DREQ_DIALOG] = work_dialog,
+	[DREQ_PREPARE_GRADING] = work_prepare_grading,
+	[DREQ_AGENT_EXITED] = work_end_agent_phase,
+};
+
+/* The forked worker: one request, answered on its own reply fd; never returns. */
+_noreturn_ static void
+worker_main(struct helper *h, struct job_spec *s)
+{
+	sigset_t none;
+	int rc = WORK_NOREPLY;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGCHLD, SIG_DFL);
+	/* The worker talks only to its own requester. */
+	close(h->channels[DCH_AGENT]);
+	close(h->channels[DCH_ADMIN]);
+	if (s->type > 0 && s->type < DREQ_MAX_ && workers[s->type] != NULL)
+		rc = workers[s->type](h, s);
+	_exit(rc);
+}
+
 /* Fork the worker for j. The helper keeps its copy of the reply fd to answer if the worker
- * dies without answering. */
+ * dies without answering. Decisions that change shared state are taken here, in order,
+ * before the fork. */
 static void
 job_start(struct helper *h, struct job *j)
 {
 	struct job_spec *s = &j->spec;
 	pid_t pid;
 
-	/* Decisions that change shared state are taken here, in order, before the fork. A
-	 * grading action is checked here, not when it arrives: queued behind a
-	 * prepare_grading, it must see that preparation's outcome (the worker answers the
-	 * client before the helper has reaped it). */
-	if (s->type == DREQ_BENCHER && s->grading && s->action != SB_ACTION_RUN_POC &&
-	    !h->grading_ready) {
-		dproto_reply_error(s->reply_fd, 409, "call /prepare_grading before grading actions");
+	if (s->type == DREQ_BENCHER && !bencher_decide(h, s)) {
 		job_remove(j);
 		return;
 	}
-	if (s->type == DREQ_BENCHER && s->ch == DCH_AGENT) {
-		bool hidden = s->action == SB_ACTION_RUN_POC || s->action == SB_ACTION_INTENT_TEST;
-
-		/*
-		 * A check on hidden material (the PoC, the hidden tests) runs the agent's code next
-		 * to it, and that code can write it anywhere the runner may: its home, its
-		 * workspaces, which live from one check to the next. The reply to such a check
-		 * carries its outcome only (withheld_result); the reply to a build or a functional
-		 * test carries their output, which the next check's code could fill with what the
-		 * last one left. So before a check whose output the agent sees, if a check on
-		 * hidden material ran since, the runner starts over: its processes killed, every
-		 * file of it removed, a new home (docs/integrity.md,
-		 * "The agent cannot void, spoil or leak its own grade").
-		 * The build run_poc would use goes too: run_poc after that needs a new build.
-		 */
-		if (!hidden && h->hidden_ran) {
-			h->session++;
-			h->hidden_ran = false;
-			h->build_wiped = h->latest_build != NULL;
-			free(h->latest_build);
-			h->latest_build = NULL;
-			s->new_session = true;
-		}
-		if (hidden)
-			h->hidden_ran = true;
-		if (s->action == SB_ACTION_RUN_POC && h->latest_build == NULL) {
-			not_built(s->reply_fd, h->build_wiped);
-			job_remove(j);
-			return;
-		}
-	}
-	if (s->type == DREQ_BENCHER) {
-		if (s->action == SB_ACTION_BUILD) {
-			free(s->previous_build);
-			s->previous_build = h->latest_build ? sb_xstrdup(h->latest_build) : NULL;
-			s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
-			free(h->latest_build);
-			h->latest_build = sb_xstrdup(s->workspace);
-			h->build_wiped = false;
-		} else if (s->action == SB_ACTION_RUN_POC) {
-			s->workspace = h->latest_build ? sb_xstrdup(h->latest_build) : NULL;
-		} else {
-			s->workspace = sb_xasprintf("work-%u", ++h->next_ws);
-		}
-		s->home = home_name(h);
-	}
-	if (s->type == DREQ_PREPARE_GRADING) {
-		/* Grading starts a fresh runner session: nothing test_patch left takes part. */
-		h->session++;
-		free(h->latest_build);
-		h->latest_build = NULL;
-		h->hidden_ran = h->build_wiped = false;
-		h->grading_ready = false;
-		s->home = home_name(h);
-	}
+	if (s->type == DREQ_PREPARE_GRADING)
+		grading_session(h, s);
 	if (j->q != Q_NONE)
 		h->busy[j->q] = true;
 	pid = fork();
@@ -292,44 +370,8 @@ job_start(struct helper *h, struct job *j)
 		job_remove(j);
 		return;
 	}
-	if (pid == 0) {
-		sigset_t none;
-		int rc = 1;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGCHLD, SIG_DFL);
-		/* The worker talks only to its own requester. */
-		close(h->channels[DCH_AGENT]);
-		close(h->channels[DCH_ADMIN]);
-		switch (s->type) {
-		case DREQ_BASH:
-			rc = work_bash(h, s);
-			break;
-		case DREQ_BENCHER:
-			rc = work_bencher(h, s);
-			break;
-		case DREQ_DIFF:
-		case DREQ_FILES:
-			rc = work_capture(h, s);
-			break;
-		case DREQ_DIALOG:
-			rc = work_dialog(h, s);
-			break;
-		case DREQ_PREPARE_GRADING:
-			rc = work_prepare_grading(h, s);
-			break;
-		case DREQ_AGENT_EXITED:
-			rc = work_end_agent_phase(h, s);
-			break;
-		case DREQ_RESULT:
-		case DREQ_FINAL_DIFF:
-		case DREQ_REFERENCE_PATCH:
-		case DREQ_MAX_:
-			break;
-		}
-		_exit(rc);
-	}
+	if (pid == 0)
+		worker_main(h, s);
 	j->pid = pid;
 	j->deadline_ms = sb_now_ms() + job_budget_s(h->c, s->type) * 1000;
 }
@@ -386,8 +428,7 @@ enforce_deadlines(struct helper *h)
 static bool
 holds_agent_still(const struct job_spec *s)
 {
-	return s->type == DREQ_BENCHER && s->ch == DCH_AGENT &&
-	    (s->action == SB_ACTION_RUN_POC || s->action == SB_ACTION_INTENT_TEST);
+	return s->type == DREQ_BENCHER && s->ch == DCH_AGENT && checks_hidden(s->req.action);
 }
 
 /* Is a running worker's job one that pred says yes to? */
@@ -504,75 +545,57 @@ close_agent_tools(struct helper *h)
 	}
 }
 
+/*
+ * A refusal of the rules. daemon.log is on the host's disk and the agent can ask as fast as
+ * it likes: the first refusals are logged, then one in a thousand, with the count.
+ */
 static void
-handle_request(struct helper *h, enum dchannel ch, struct dproto_hdr *hdr, char *body,
+refuse_request(enum dchannel ch, enum dreq_type t, unsigned status, const char *msg,
     int reply_fd)
 {
-	enum dreq_type t = (enum dreq_type)hdr->type;
-	json_t *req = NULL;
-	const char *msg = NULL;
-	struct job *j;
-	unsigned status;
+	static uint64_t refused;
 
-	if (sb_json_load(body, hdr->len, DPROTO_BODY_MAX, &req, NULL) < 0 || !json_is_object(req)) {
-		dproto_reply_error(reply_fd, 400, "malformed request body");
-		json_decref(req);
-		close(reply_fd);
-		return;
-	}
-	{
-		struct dpolicy pol = { h->c->difficulty, h->agent_phase, h->c->task,
-			h->c->bench_path };
+	refused++;
+	if (refused <= 100 || refused % 1000 == 0)
+		sb_log(SB_LOG_INFO, "%s %s: %u %s (refusal %llu)",
+		    ch == DCH_AGENT ? "agent" : "admin", dreq_name(t), status, msg,
+		    (unsigned long long)refused);
+	dproto_reply_error(reply_fd, status, "%s", msg);
+}
 
-		status = dreq_policy(&pol, (enum dchannel)ch, t, req, &msg);
-	}
-	if (status != 0) {
-		/*
-		 * daemon.log is on the host's disk and the agent can ask as fast as it likes: the
-		 * first refusals are logged, then one in a thousand, with the count.
-		 */
-		static uint64_t refused;
-
-		refused++;
-		if (refused <= 100 || refused % 1000 == 0)
-			sb_log(SB_LOG_INFO, "%s %s: %u %s (refusal %llu)",
-			    ch == DCH_AGENT ? "agent" : "admin", dreq_name(t), status, msg,
-			    (unsigned long long)refused);
-		dproto_reply_error(reply_fd, status, "%s", msg);
-		goto done;
-	}
-	switch (t) {
+/* What the helper answers itself, without a worker: true if r is answered. */
+static bool
+answer_at_once(struct helper *h, const struct dreq *r, int reply_fd)
+{
+	switch (r->type) {
 	case DREQ_RESULT:
 		reply_file(h, reply_fd, h->results_fd, "result.json", NULL, true);
-		goto done;
+		return true;
 	case DREQ_FINAL_DIFF:
 		reply_file(h, reply_fd, h->results_fd, "final.patch", "diff", false);
-		goto done;
+		return true;
 	case DREQ_REFERENCE_PATCH:
 		reply_file(h, reply_fd, h->bench_fd, h->c->task->files.patch.s, "diff", false);
-		goto done;
+		return true;
 	case DREQ_AGENT_EXITED:
 		/* Idempotent: the first call closes the tools; each call makes sure the agent's
-		 * processes are gone. */
+		 * processes are gone (its worker). */
 		if (h->agent_phase)
 			sb_log(SB_LOG_INFO, "agent phase ended; tools closed on agent-facing listeners");
 		close_agent_tools(h);
-		break;
-	case DREQ_BENCHER: {
-		enum sb_action action;
-
-		/* dreq_policy refused a request without a known action; refuse it again here
-		 * rather than trust that. */
-		if (dreq_action(req, &action) < 0 || script_missing(h->c, action)) {
+		return false;
+	case DREQ_BENCHER:
+		/* dreq_policy refused a request without a known action; script_missing refuses
+		 * it again here rather than trust that. */
+		if (script_missing(h->c, r->action)) {
 			dproto_reply_error(reply_fd, 500, "script not configured for this action");
-			goto done;
+			return true;
 		}
-		if (action == SB_ACTION_RUN_POC && h->latest_build == NULL) {
+		if (r->action == SB_ACTION_RUN_POC && h->latest_build == NULL) {
 			not_built(reply_fd, h->build_wiped);
-			goto done;
+			return true;
 		}
-		break;
-	}
+		return false;
 	case DREQ_BASH:
 	case DREQ_DIFF:
 	case DREQ_FILES:
@@ -581,6 +604,33 @@ handle_request(struct helper *h, enum dchannel ch, struct dproto_hdr *hdr, char 
 	case DREQ_MAX_:
 		break;
 	}
+	return false;
+}
+
+/* One request from a front: read back with every field checked, the rules, then answered
+ * here or queued for a worker. */
+static void
+handle_request(struct helper *h, enum dchannel ch, const struct dproto_hdr *hdr,
+    const char *body, int reply_fd)
+{
+	enum dreq_type t = (enum dreq_type)hdr->type;
+	struct dpolicy pol = { h->c->difficulty, h->agent_phase };
+	const char *msg = NULL;
+	struct dreq r;
+	struct job *j;
+	unsigned status;
+
+	if (dreq_decode(t, body, hdr->len, h->c->task->files.poc.n, &r) < 0) {
+		dproto_reply_error(reply_fd, 400, "malformed request body");
+		goto done;
+	}
+	status = dreq_policy(&pol, ch, &r, &msg);
+	if (status != 0) {
+		refuse_request(ch, t, status, msg, reply_fd);
+		goto done;
+	}
+	if (answer_at_once(h, &r, reply_fd))
+		goto done;
 	j = job_add(queue_of(t));
 	if (j == NULL) {
 		dproto_reply_error(reply_fd, 503, "too many requests in flight");
@@ -588,20 +638,14 @@ handle_request(struct helper *h, enum dchannel ch, struct dproto_hdr *hdr, char 
 	}
 	j->spec.type = t;
 	j->spec.ch = ch;
-	j->spec.req = req;
+	j->spec.req = r; /* the job owns it now */
 	j->spec.reply_fd = reply_fd;
-	if (t == DREQ_BENCHER) {
-		const char *poc = json_string_value(json_object_get(req, "poc"));
-
-		(void)dreq_action(req, &j->spec.action); /* checked above */
-		j->spec.grading = json_is_true(json_object_get(req, "grading"));
-		if (dreq_match_poc(h->c->task, h->c->bench_path, poc) != NULL)
-			j->spec.poc = sb_xstrdup(dreq_match_poc(h->c->task, h->c->bench_path, poc));
-	}
+	if (r.poc != DREQ_NO_POC)
+		j->spec.poc = h->c->task->files.poc.v[r.poc].s;
 	schedule(h);
 	return;
 done:
-	json_decref(req);
+	dreq_release(&r);
 	close(reply_fd);
 }
 

@@ -30,12 +30,10 @@ struct helper;
 struct job_spec {
 	enum dreq_type type;
 	enum dchannel ch;
-	json_t *req;	  /* the request body (owned) */
+	struct dreq req;  /* the typed request, checked on arrival (dreq_decode; owned) */
 	int reply_fd;
-	/* bencher: the action, parsed once by the front (dreq_from_client) */
-	enum sb_action action;
-	bool grading;
-	char *poc;	  /* a configured PoC path, relative to the task files */
+	/* bencher: what the helper decided (req.action and req.grading are the request's) */
+	const char *poc;  /* the configured PoC req.poc names (the task's own string), or NULL */
 	char *workspace;  /* the workspace this action uses ("work-N") */
 	char *home;	  /* the runner session's home ("home-K"), decided by the helper */
 	bool drop_previous_build;

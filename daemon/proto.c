@@ -3,11 +3,13 @@
  * proto.c: requests from the fronts to the helper, and replies.
  *
  * A request is one SOCK_SEQPACKET message: a fixed header (magic, type, length) followed by
- * a JSON body of at most DPROTO_BODY_MAX bytes, and carrying one descriptor (SCM_RIGHTS):
- * the helper's end of a fresh socketpair on which the reply is written. So many front
- * threads can wait at once without sharing a reply stream, and a worker the helper forks
- * answers on its own descriptor. The helper checks every field; a malformed message means
- * the front is not behaving, and the helper treats that as fatal (fail closed).
+ * a body of at most DPROTO_BODY_MAX bytes (the typed request: request.c:dreq_encode), and
+ * carrying one descriptor (SCM_RIGHTS): the helper's end of a fresh socketpair on which the
+ * reply is written. So many front threads can wait at once without sharing a reply stream,
+ * and a worker the helper forks answers on its own descriptor. The helper checks every
+ * header field; a malformed message means the front is not behaving, and the helper treats
+ * that as fatal (fail closed). The body's fields are checked by request.c:dreq_decode.
+ * Replies are JSON: the helper writes them as the client reads them.
  */
 #include "config.h"
 

@@ -3,7 +3,8 @@
  * request.c: the daemon's request rules, free of HTTP and of processes, so that the fronts,
  * the helper, the unit tests and the fuzzer all use the same code.
  *
- *   dreq_from_client: a client's query values and body -> the canonical request (or 400);
+ *   dreq_from_client: a client's query values and body -> the typed request (or 400);
+ *   dreq_encode/dreq_decode: the typed request on the channel, checked where it arrives;
  *   dreq_policy:      who may do what, when (the table in docs/daemon.md, "Endpoints").
  */
 #include "config.h"
@@ -17,156 +18,252 @@
 #include "daemon.h"
 
 int
-dreq_action(const json_t *req, enum sb_action *ret)
-{
-	return sb_action_parse(json_string_value(json_object_get(req, "action")), ret);
-}
-
-const char *
 dreq_match_poc(const struct sb_task_config *t, const char *bench_path, const char *given)
 {
 	size_t bl = strlen(bench_path);
 	const char *rel = given;
 
 	if (given == NULL)
-		return NULL;
+		return DREQ_NO_POC;
 	if (strncmp(given, bench_path, bl) == 0 && given[bl] == '/')
 		rel = given + bl + 1;
-	for (size_t i = 0; i < t->files.poc.n; i++)
+	for (size_t i = 0; i < t->files.poc.n && i < INT32_MAX; i++)
 		if (strcmp(t->files.poc.v[i].s, rel) == 0)
-			return t->files.poc.v[i].s;
-	return NULL;
+			return (int)i;
+	return DREQ_NO_POC;
 }
 
-json_t *
-dreq_from_client(enum dreq_type type, const char *action, const char *since, const char *body,
-    size_t len)
+/* A JSON object body: NULL for none, an empty one for an empty POST; -1 if not an object. */
+static int
+body_object(const char *body, size_t len, json_t **ret)
 {
 	json_auto_t *in = NULL;
 
-	if (body != NULL) {
-		if (len == 0)
-			in = json_object();
-		else if (sb_json_load(body, len, DPROTO_BODY_MAX, &in, NULL) < 0)
-			return NULL;
-		if (!json_is_object(in))
-			return NULL;
-	}
+	*ret = NULL;
+	if (body == NULL)
+		return 0;
+	if (len == 0)
+		in = json_object();
+	else if (sb_json_load(body, len, DPROTO_BODY_MAX, &in, NULL) < 0)
+		return -1;
+	if (!json_is_object(in))
+		return -1;
+	*ret = json_incref(in);
+	return 0;
+}
+
+static int
+bash_from_client(json_t *in, struct dreq *out)
+{
+	const char *cmd = NULL;
+	json_int_t timeout = 0;
+
+	if (in == NULL ||
+	    sb_json_unpack(in, NULL, "{s:s, s?I}", "command", &cmd, "timeout", &timeout) < 0 ||
+	    timeout < 0 || strlen(cmd) > DREQ_COMMAND_MAX)
+		return -1;
+	out->command = sb_xstrdup(cmd);
+	out->timeout = timeout;
+	return 0;
+}
+
+static int
+bencher_from_client(const struct sb_task_config *t, const char *bench_path, json_t *in,
+    const char *action, struct dreq *out)
+{
+	const char *poc = NULL;
+	int grading = 0;
+
+	if (in == NULL || action == NULL ||
+	    sb_json_unpack(in, NULL, "{s?b, s?s}", "grading", &grading, "poc", &poc) < 0)
+		return -1;
+	/*
+	 * The action is parsed here, once: one of the four, or SB_ACTION_COUNT for any other
+	 * name (refused by dreq_policy with upstream's 500). Likewise the PoC: its index in the
+	 * task's list, or none. Nothing after this point ever sees the client's strings.
+	 */
+	if (sb_action_parse(action, &out->action) < 0)
+		out->action = SB_ACTION_COUNT;
+	out->grading = grading;
+	out->poc = dreq_match_poc(t, bench_path, poc);
+	return 0;
+}
+
+int
+dreq_from_client(const struct sb_task_config *t, const char *bench_path, enum dreq_type type,
+    const char *action, const char *since, const char *body, size_t len, struct dreq *out)
+{
+	json_auto_t *in = NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->type = type;
+	out->action = SB_ACTION_COUNT;
+	out->poc = DREQ_NO_POC;
+	out->since = -1;
+	if (body_object(body, len, &in) < 0)
+		return -1;
 	switch (type) {
-	case DREQ_BASH: {
-		const char *cmd = NULL;
-		json_int_t timeout = 0;
-
-		if (in == NULL ||
-		    sb_json_unpack(in, NULL, "{s:s, s?I}", "command", &cmd, "timeout", &timeout) < 0 ||
-		    timeout < 0)
-			return NULL;
-		return json_pack("{s:s, s:I}", "command", cmd, "timeout", timeout);
-	}
-	case DREQ_BENCHER: {
-		const char *poc = NULL;
-		int grading = 0;
-
-		enum sb_action a;
-
-		if (in == NULL || action == NULL ||
-		    sb_json_unpack(in, NULL, "{s?b, s?s}", "grading", &grading, "poc", &poc) < 0)
-			return NULL;
-		/*
-		 * The action is parsed here, once: the canonical request names one of the four
-		 * actions, or null for any other name (refused by dreq_policy with upstream's
-		 * 500). Nothing after this point ever sees the client's string.
-		 */
-		return json_pack("{s:o, s:b, s:o}", "action",
-		    sb_action_parse(action, &a) == 0 ? json_string(sb_action_name(a)) : json_null(),
-		    "grading", grading, "poc", sb_json_string_or_null(poc));
-	}
-	case DREQ_DIALOG: {
-		int64_t s = -1;
-
-		if (since != NULL && sb_parse_i64(since, -1, INT64_MAX, &s, NULL) < 0)
-			return NULL;
-		return json_pack("{s:I}", "since", (json_int_t)s);
-	}
+	case DREQ_BASH:
+		return bash_from_client(in, out);
+	case DREQ_BENCHER:
+		return bencher_from_client(t, bench_path, in, action, out);
+	case DREQ_DIALOG:
+		if (since != NULL && sb_parse_i64(since, -1, INT64_MAX, &out->since, NULL) < 0)
+			return -1;
+		return 0;
 	case DREQ_PREPARE_GRADING:
 	case DREQ_AGENT_EXITED:
 		/* Upstream sends {}; anything else is a client error. */
-		if (in != NULL && json_object_size(in) != 0)
-			return NULL;
-		return json_object();
+		return in != NULL && json_object_size(in) != 0 ? -1 : 0;
 	case DREQ_DIFF:
 	case DREQ_FILES:
 	case DREQ_RESULT:
 	case DREQ_FINAL_DIFF:
 	case DREQ_REFERENCE_PATCH:
-		return json_object();
+		return 0;
 	case DREQ_MAX_:
 		break;
 	}
-	return NULL;
+	return -1;
 }
 
-unsigned
-dreq_policy(const struct dpolicy *p, enum dchannel ch, enum dreq_type t, json_t *req,
-    const char **ret_msg)
+/* No padding: every byte of the message is a field the helper checks. */
+_Static_assert(sizeof(struct dreq_wire) == 4 * sizeof(uint32_t) + 2 * sizeof(int64_t),
+    "struct dreq_wire has padding");
+
+char *
+dreq_encode(const struct dreq *r, size_t *ret_len)
+{
+	size_t cl = r->command != NULL ? strlen(r->command) : 0;
+	struct dreq_wire w = {
+		.action = (uint32_t)r->action,
+		.grading = r->grading,
+		.poc = r->poc,
+		.command_len = (uint32_t)cl,
+		.timeout = r->timeout,
+		.since = r->since,
+	};
+	char *out = sb_xmalloc(sizeof(w) + cl);
+
+	memcpy(out, &w, sizeof(w));
+	if (cl > 0)
+		memcpy(out + sizeof(w), r->command, cl);
+	*ret_len = sizeof(w) + cl;
+	return out;
+}
+
+int
+dreq_decode(enum dreq_type type, const void *body, size_t len, size_t n_poc, struct dreq *out)
+{
+	struct dreq_wire w;
+	const char *cmd = (const char *)body + sizeof(w);
+
+	memset(out, 0, sizeof(*out));
+	if (type <= 0 || type >= DREQ_MAX_ || len < sizeof(w) || len > DPROTO_BODY_MAX)
+		return -1;
+	memcpy(&w, body, sizeof(w));
+	/* Every field in its range, whatever the type: no value the front could not have made. */
+	if (w.action > SB_ACTION_COUNT || w.grading > 1 || w.poc < DREQ_NO_POC ||
+	    (w.poc >= 0 && (size_t)w.poc >= n_poc) || w.timeout < 0 || w.since < -1)
+		return -1;
+	/* A field of another type holds its default: the front sets nothing else. */
+	if ((type != DREQ_BENCHER &&
+		(w.action != SB_ACTION_COUNT || w.grading != 0 || w.poc != DREQ_NO_POC)) ||
+	    (type != DREQ_BASH && w.timeout != 0) || (type != DREQ_DIALOG && w.since != -1))
+		return -1;
+	/* The command: bash's alone, exactly the bytes left, no NUL inside. */
+	if (w.command_len != len - sizeof(w) || w.command_len > DREQ_COMMAND_MAX ||
+	    (type != DREQ_BASH && w.command_len != 0) || memchr(cmd, '\0', w.command_len) != NULL)
+		return -1;
+	out->type = type;
+	out->action = (enum sb_action)w.action;
+	out->grading = w.grading;
+	out->poc = w.poc;
+	out->timeout = w.timeout;
+	out->since = w.since;
+	if (type == DREQ_BASH)
+		out->command = sb_xstrndup(cmd, w.command_len);
+	return 0;
+}
+
+void
+dreq_release(struct dreq *r)
+{
+	free(r->command);
+	r->command = NULL;
+}
+
+/* A bencher request with a known action: the gate, then the PoC. */
+static unsigned
+bencher_gate(const struct dpolicy *p, bool agent, const struct dreq *r, const char **ret_msg)
 {
 	static __thread char gate_msg[128];
 
-	if (ch == DCH_AGENT &&
-	    (t == DREQ_PREPARE_GRADING || t == DREQ_AGENT_EXITED || t == DREQ_REFERENCE_PATCH)) {
-		*ret_msg = "endpoint is only available on the admin socket";
+	if (agent && !sb_level_allows(p->difficulty, r->action)) {
+		snprintf(gate_msg, sizeof(gate_msg),
+		    "action '%s' is not available at the current difficulty level",
+		    sb_action_name(r->action));
+		*ret_msg = gate_msg;
 		return 403;
 	}
-	if (t == DREQ_BASH) {
-		const char *cmd = NULL;
-		json_int_t timeout = 0;
-
-		if (sb_json_unpack(req, NULL, "{s:s, s:I}", "command", &cmd, "timeout", &timeout) < 0 ||
-		    timeout < 0) {
-			*ret_msg = "malformed request body";
-			return 400;
-		}
-		if (ch == DCH_AGENT && !p->agent_phase) {
-			*ret_msg = "the agent phase has ended: tools are closed";
-			return 403;
-		}
-	}
-	if (t == DREQ_BENCHER) {
-		json_t *action = NULL, *poc = NULL;
-		enum sb_action a;
-		int grading = 0;
-
-		if (sb_json_unpack(req, NULL, "{s:o, s:b, s:o}", "action", &action, "grading",
-			&grading, "poc", &poc) < 0 ||
-		    !(json_is_null(poc) || json_is_string(poc)) ||
-		    !(json_is_null(action) || json_is_string(action))) {
-			*ret_msg = "malformed request body";
-			return 400;
-		}
-		if (ch == DCH_AGENT && !p->agent_phase) {
-			*ret_msg = "the agent phase has ended: tools are closed";
-			return 403;
-		}
-		if (ch == DCH_AGENT && grading) {
-			*ret_msg = "grading is only available on the admin socket";
-			return 403;
-		}
-		if (dreq_action(req, &a) < 0) {
-			*ret_msg = "unknown bencher action";
-			return 500;
-		}
-		if (ch == DCH_AGENT && !sb_level_allows(p->difficulty, a)) {
-			snprintf(gate_msg, sizeof(gate_msg),
-			    "action '%s' is not available at the current difficulty level",
-			    sb_action_name(a));
-			*ret_msg = gate_msg;
-			return 403;
-		}
-		if (a == SB_ACTION_RUN_POC &&
-		    dreq_match_poc(p->task, p->bench_path, json_string_value(poc)) == NULL) {
-			*ret_msg = "not a PoC of this task";
-			return 500;
-		}
+	if (r->action == SB_ACTION_RUN_POC && r->poc == DREQ_NO_POC) {
+		*ret_msg = "not a PoC of this task";
+		return 500;
 	}
 	return 0;
+}
+
+/* A bencher request in the agent phase (or from the admin socket). */
+static unsigned
+bencher_policy(const struct dpolicy *p, bool agent, const struct dreq *r, const char **ret_msg)
+{
+	if (agent && r->grading) {
+		*ret_msg = "grading is only available on the admin socket";
+		return 403;
+	}
+	switch (r->action) {
+	case SB_ACTION_BUILD:
+	case SB_ACTION_RUN_POC:
+	case SB_ACTION_FUNCTION_TEST:
+	case SB_ACTION_INTENT_TEST:
+		return bencher_gate(p, agent, r, ret_msg);
+	case SB_ACTION_COUNT:
+		break;
+	}
+	/* SB_ACTION_COUNT, or any value out of range: upstream's answer to an unknown action. */
+	*ret_msg = "unknown bencher action";
+	return 500;
+}
+
+unsigned
+dreq_policy(const struct dpolicy *p, enum dchannel ch, const struct dreq *r, const char **ret_msg)
+{
+	bool agent = ch == DCH_AGENT;
+
+	switch (r->type) {
+	case DREQ_PREPARE_GRADING:
+	case DREQ_AGENT_EXITED:
+	case DREQ_REFERENCE_PATCH:
+		if (!agent)
+			return 0;
+		*ret_msg = "endpoint is only available on the admin socket";
+		return 403;
+	case DREQ_BASH:
+	case DREQ_BENCHER:
+		if (agent && !p->agent_phase) {
+			*ret_msg = "the agent phase has ended: tools are closed";
+			return 403;
+		}
+		return r->type == DREQ_BASH ? 0 : bencher_policy(p, agent, r, ret_msg);
+	case DREQ_DIFF:
+	case DREQ_FILES:
+	case DREQ_DIALOG:
+	case DREQ_RESULT:
+	case DREQ_FINAL_DIFF:
+		return 0;
+	case DREQ_MAX_:
+		break;
+	}
+	*ret_msg = "malformed request body";
+	return 400;
 }

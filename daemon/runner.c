@@ -210,7 +210,7 @@ withheld_result(const struct sb_cmd_result *r, enum sb_action action)
 }
 
 /* A start failure (not executable, missing) as a result the caller can show. */
-void
+static void
 result_from_start_error(struct sb_cmd_result *r, const struct sb_error *e, size_t cap)
 {
 	memset(r, 0, sizeof(*r));
@@ -218,6 +218,23 @@ result_from_start_error(struct sb_cmd_result *r, const struct sb_error *e, size_
 	sb_buf_init(&r->err, cap);
 	r->exit_code = sb_exit_code_for_exec_errno(sb_error_code(e));
 	(void)sb_buf_appends(&r->err, sb_error_message(e), NULL);
+}
+
+void
+run_untrusted(struct helper *h, struct sb_cmd *cmd, const struct sb_rlimit_set *limits,
+    size_t n_limits, unsigned timeout_s, struct sb_cmd_result *res)
+{
+	struct sb_error *err = NULL;
+
+	cmd->seccomp = h->untrusted;
+	cmd->rlimits = limits;
+	cmd->n_rlimits = n_limits;
+	cmd->timeout_ms = (uint64_t)timeout_s * 1000;
+	cmd->capture_max = h->c->output_cap;
+	if (sb_cmd_run(cmd, res, &err) < 0) {
+		result_from_start_error(res, err, h->c->output_cap);
+		sb_error_release(&err);
+	}
 }
 
 /* --- running task scripts as the runner --------------------------------------------- */
@@ -302,16 +319,8 @@ run_as_runner(struct helper *h, const char *path, char *const *argv, int cwd_fd,
 	if (sandbox == NULL)
 		sandbox = h->agent_phase ? &h->runner_sandbox : &h->withheld_sandbox;
 	cmd.sandbox = sandbox;
-	cmd.seccomp = h->untrusted;
-	cmd.rlimits = limits;
-	cmd.n_rlimits = SB_ARRAY_SIZE(limits);
 	cmd.flags = SB_CMD_NEW_PGRP | SB_CMD_DEATHSIG;
-	cmd.timeout_ms = (uint64_t)timeout_s * 1000;
-	cmd.capture_max = h->c->output_cap;
-	if (sb_cmd_run(&cmd, res, &err) < 0) {
-		result_from_start_error(res, err, h->c->output_cap);
-		sb_error_release(&err);
-	}
+	run_untrusted(h, &cmd, limits, SB_ARRAY_SIZE(limits), timeout_s, res);
 	if (sb_proc_kill_uid(h->c->runner.uid, h->c->runner.gid, KILL_ROUNDS, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "after %s: %s", path, sb_error_message(err));
 		sb_error_release(&err);
@@ -769,7 +778,7 @@ bencher_build(struct helper *h, struct job_spec *j)
 		    sb_error_message(err));
 		sb_error_release(&err);
 	}
-	if (make_workspace(h, j->workspace, j->grading, &src, &err) < 0) {
+	if (make_workspace(h, j->workspace, j->req.grading, &src, &err) < 0) {
 		sb_log(SB_LOG_ERROR, "build: %s", sb_error_message(err));
 		sb_error_release(&err);
 		return dproto_reply_error(j->reply_fd, 500, "could not prepare the build workspace");
@@ -778,7 +787,7 @@ bencher_build(struct helper *h, struct job_spec *j)
 	write_log(h, "scriptrunner", script, &r);
 	reply = script_result(&r);
 	/* Grading: what the build made, for the evaluator to judge the oracle by. */
-	if (j->grading && j->ch == DCH_ADMIN && r.exit_code == 0) {
+	if (j->req.grading && j->ch == DCH_ADMIN && r.exit_code == 0) {
 		json_t *facts = oracle_facts(h, src);
 
 		json_object_set_new(reply, "oracle", facts != NULL ? facts : json_null());
@@ -831,14 +840,14 @@ hidden_check_begin(struct helper *h, struct job_spec *j, const char *workspace,
 		hc->stage = sb_xasprintf("%s/stage-%s", h->c->runner_dir, j->workspace);
 		if (sb_sandbox_add(hc->sb.bound, &hc->sb.nbound, hc->stage, err) < 0)
 			return -1;
-		if (j->action == SB_ACTION_RUN_POC) {
+		if (j->req.action == SB_ACTION_RUN_POC) {
 			hc->build = sb_path_join(h->c->runner_dir, j->workspace);
 			if (sb_sandbox_add(hc->sb.bound, &hc->sb.nbound, hc->build, err) < 0)
 				return -1;
 		}
 	}
 	/* run_poc sees what run.sh alone needs (support_for_poc_only); intent_test does not. */
-	if (j->action == SB_ACTION_RUN_POC) {
+	if (j->req.action == SB_ACTION_RUN_POC) {
 		size_t k = 0;
 
 		for (size_t i = 0; i < hc->sb.nhidden; i++) {
@@ -991,8 +1000,8 @@ bencher_test(struct helper *h, struct job_spec *j, bool intent)
 		hidden_check_end(h, &hc);
 		return dproto_reply_error(j->reply_fd, 500, "could not set up the hidden tests");
 	}
-	if (make_workspace(h, j->workspace, j->grading, &src, &err) < 0) {
-		sb_log(SB_LOG_ERROR, "%s: %s", sb_action_name(j->action), sb_error_message(err));
+	if (make_workspace(h, j->workspace, j->req.grading, &src, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "%s: %s", sb_action_name(j->req.action), sb_error_message(err));
 		sb_error_release(&err);
 		(void)remove_mixed(h, h->runner_fd, j->workspace, NULL);
 		hidden_check_end(h, &hc);
@@ -1053,16 +1062,16 @@ work_bencher(struct helper *h, struct job_spec *j)
 		struct sb_error *err = NULL;
 
 		if (work_new_session(h, j->home, &err) < 0) {
-			sb_log(SB_LOG_ERROR, "%s: a new runner session: %s", sb_action_name(j->action),
+			sb_log(SB_LOG_ERROR, "%s: a new runner session: %s", sb_action_name(j->req.action),
 			    sb_error_message(err));
 			sb_error_release(&err);
 			rc = dproto_reply_error(j->reply_fd, 500, "could not start a new runner session");
 			return work_done(rc);
 		}
 		sb_log(SB_LOG_INFO, "%s: the runner starts over (a check on hidden material ran "
-				    "since its last check)", sb_action_name(j->action));
+				    "since its last check)", sb_action_name(j->req.action));
 	}
-	switch (j->action) {
+	switch (j->req.action) {
 	case SB_ACTION_BUILD:
 		rc = bencher_build(h, j);
 		break;
@@ -1071,7 +1080,7 @@ work_bencher(struct helper *h, struct job_spec *j)
 		break;
 	case SB_ACTION_FUNCTION_TEST:
 	case SB_ACTION_INTENT_TEST:
-		rc = bencher_test(h, j, j->action == SB_ACTION_INTENT_TEST);
+		rc = bencher_test(h, j, j->req.action == SB_ACTION_INTENT_TEST);
 		break;
 	case SB_ACTION_COUNT:
 	default:

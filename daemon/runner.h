@@ -31,8 +31,13 @@ void write_log(struct helper *h, const char *prefix, const char *what,
 /* ScriptResult {code, stdout, stderr} plus timed_out, truncated, stdout_intact, duration_ms. */
 json_t *script_result(const struct sb_cmd_result *r);
 
-/* A start failure (not executable, missing) as a result the caller can show. */
-void result_from_start_error(struct sb_cmd_result *r, const struct sb_error *e, size_t cap);
+/*
+ * Run cmd, untrusted code (the agent's command, a task script), under the helper's seccomp
+ * filter and limits, for at most timeout_s, its output capped; a start failure (not
+ * executable, missing) becomes a result the caller can show. *res is always filled in.
+ */
+void run_untrusted(struct helper *h, struct sb_cmd *cmd, const struct sb_rlimit_set *limits,
+    size_t n_limits, unsigned timeout_s, struct sb_cmd_result *res);
 
 /* Remove name in parent_fd (a root-owned directory of the runner's area), whoever's. */
 int remove_mixed(struct helper *h, int parent_fd, const char *name, struct sb_error **err);

@@ -124,91 +124,122 @@ peer_is_root(struct MHD_Connection *conn)
 	return cred.uid == 0;
 }
 
-static enum MHD_Result
-dispatch(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
-    const char *method, struct req *rq)
+/* What the front decides on: the request as libmicrohttpd parsed it. */
+static void
+front_request_of(const struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
+    const char *method, const struct req *rq, struct front_request *fr)
 {
-	const struct dconf *c = lc->f->c;
-	_cleanup_free_ char *reply = NULL;
-	struct front_request fr = { .kind = lc->kind, .method = method, .url = url,
+	*fr = (struct front_request){ .kind = lc->kind, .method = method, .url = url,
 		.body = rq->body.s, .body_len = rq->body.len, .too_big = rq->too_big };
-	struct front_decision d;
-	struct sb_error *err = NULL;
-	enum MHD_Result ret;
-	unsigned status;
-	size_t len;
-
-	fr.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-	fr.x_sse_token = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-SSE-Token");
-	fr.action = query_value(conn, "action", &fr.query_bad);
-	fr.since = query_value(conn, "since", &fr.query_bad);
+	fr->authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	fr->x_sse_token = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-SSE-Token");
+	fr->action = query_value(conn, "action", &fr->query_bad);
+	fr->since = query_value(conn, "since", &fr->query_bad);
 	/* Asked of the kernel only where it decides anything. */
-	fr.peer_root = lc->kind == LISTEN_ADMIN && peer_is_root(conn);
-	front_decide(c->token, &fr, &d);
-	if (d.error != NULL) {
-		/*
-		 * A request the front refuses on an agent-facing listener (the reference patch, an
-		 * admin endpoint, a bad token) is evidence for the answer-seeking scan, as the
-		 * helper's refusals are (sb/scan.h): logged in the helper's form, the first 100
-		 * and then one in a thousand (the agent can ask as fast as it likes). The path is
-		 * the agent's text: escaped and cut.
-		 */
-		if (lc->kind != LISTEN_ADMIN && (d.status == MHD_HTTP_FORBIDDEN ||
-						    d.status == MHD_HTTP_UNAUTHORIZED)) {
-			static uint64_t refused;
-			uint64_t n = __atomic_add_fetch(&refused, 1, __ATOMIC_RELAXED);
+	fr->peer_root = lc->kind == LISTEN_ADMIN && peer_is_root(conn);
+}
 
-			if (n <= 100 || n % 1000 == 0) {
-				_cleanup_free_ char *cut = sb_xstrndup(url, 200);
-				_cleanup_free_ char *mcut = sb_xstrndup(method, 16);
-				_cleanup_free_ char *path = sb_escape(cut), *verb = sb_escape(mcut);
+/*
+ * A request the front refuses on an agent-facing listener (the reference patch, an admin
+ * endpoint, a bad token) is evidence for the answer-seeking scan, as the helper's refusals
+ * are (sb/scan.h): logged in the helper's form, the first 100 and then one in a thousand
+ * (the agent can ask as fast as it likes). The path is the agent's text: escaped and cut.
+ */
+static void
+log_refusal(enum listener_kind kind, const char *url, const char *method,
+    const struct front_decision *d)
+{
+	static uint64_t refused;
+	uint64_t n;
 
-				sb_log(SB_LOG_INFO, "agent %s %s: %u %s (refusal %llu, front)", verb,
-				    path, d.status, d.error, (unsigned long long)n);
-			}
-		}
-		if (d.status == MHD_HTTP_METHOD_NOT_ALLOWED) {
-			const char *msg = "{\"error\":\"method not allowed\"}";
+	if (kind == LISTEN_ADMIN ||
+	    (d->status != MHD_HTTP_FORBIDDEN && d->status != MHD_HTTP_UNAUTHORIZED))
+		return;
+	n = __atomic_add_fetch(&refused, 1, __ATOMIC_RELAXED);
+	if (n <= 100 || n % 1000 == 0) {
+		_cleanup_free_ char *cut = sb_xstrndup(url, 200);
+		_cleanup_free_ char *mcut = sb_xstrndup(method, 16);
+		_cleanup_free_ char *path = sb_escape(cut), *verb = sb_escape(mcut);
 
-			ret = respond(conn, d.status, msg, strlen(msg), d.allow);
-		} else {
-			ret = respond_error(conn, d.status, d.error);
-		}
-		front_decision_release(&d);
-		return ret;
+		sb_log(SB_LOG_INFO, "agent %s %s: %u %s (refusal %llu, front)", verb, path,
+		    d->status, d->error, (unsigned long long)n);
 	}
-	switch (d.local) {
+}
+
+static enum MHD_Result
+respond_refusal(struct MHD_Connection *conn, const struct front_decision *d)
+{
+	if (d->status == MHD_HTTP_METHOD_NOT_ALLOWED) {
+		const char *msg = "{\"error\":\"method not allowed\"}";
+
+		return respond(conn, d->status, msg, strlen(msg), d->allow);
+	}
+	return respond_error(conn, d->status, d->error);
+}
+
+/* The public views, answered by the front itself. */
+static enum MHD_Result
+respond_local(struct MHD_Connection *conn, const struct dconf *c, enum front_local local)
+{
+	switch (local) {
 	case FRONT_LOCAL_VERSION: {
 		/* The level in force, so the entrypoint can check the gate it started. */
 		json_auto_t *j = json_pack("{s:s, s:i}", "version", PACKAGE_VERSION, "difficulty",
 		    (int)c->difficulty);
 
-		front_decision_release(&d);
 		return respond_json(conn, MHD_HTTP_OK, j);
 	}
 	case FRONT_LOCAL_PROJECT:
-		front_decision_release(&d);
 		return respond_json(conn, MHD_HTTP_OK, c->project_view);
 	case FRONT_LOCAL_CAPABILITIES:
-		front_decision_release(&d);
 		return respond_json(conn, MHD_HTTP_OK, c->capabilities);
 	case FRONT_LOCAL_NONE:
 		break;
 	}
-	{
-		_cleanup_free_ char *body = sb_json_dumps(d.request, JSON_COMPACT);
+	return respond_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "no such view");
+}
 
-		if (dproto_call(lc->f->channel, d.type, body, strlen(body), &status, &reply, &len,
-			&err) < 0) {
-			sb_log(SB_LOG_WARN, "%s %s: %s", method, url, sb_error_message(err));
-			sb_error_release(&err);
-			front_decision_release(&d);
-			return respond_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-			    "the daemon's helper did not answer");
-		}
+/* The typed request to the helper, and its answer to the client. */
+static enum MHD_Result
+forward(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
+    const char *method, const struct front_decision *d)
+{
+	_cleanup_free_ char *reply = NULL;
+	struct sb_error *err = NULL;
+	size_t blen, len;
+	_cleanup_free_ char *body = dreq_encode(d->request, &blen);
+	unsigned status;
+
+	if (dproto_call(lc->f->channel, d->type, body, blen, &status, &reply, &len, &err) < 0) {
+		sb_log(SB_LOG_WARN, "%s %s: %s", method, url, sb_error_message(err));
+		sb_error_release(&err);
+		return respond_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+		    "the daemon's helper did not answer");
+	}
+	return respond(conn, status, reply, len, NULL);
+}
+
+static enum MHD_Result
+dispatch(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
+    const char *method, struct req *rq)
+{
+	const struct dconf *c = lc->f->c;
+	struct front_request fr;
+	struct front_decision d;
+	enum MHD_Result ret;
+
+	front_request_of(lc, conn, url, method, rq, &fr);
+	front_decide(c->token, c->task, c->bench_path, &fr, &d);
+	if (d.error != NULL) {
+		log_refusal(lc->kind, url, method, &d);
+		ret = respond_refusal(conn, &d);
+	} else if (d.local != FRONT_LOCAL_NONE) {
+		ret = respond_local(conn, c, d.local);
+	} else {
+		ret = forward(lc, conn, url, method, &d);
 	}
 	front_decision_release(&d);
-	return respond(conn, status, reply, len, NULL);
+	return ret;
 }
 
 static enum MHD_Result

@@ -23,12 +23,19 @@
 #include <strings.h>
 
 #include "sb/json.h"
+#include "sb/diag.h"
 #include "sb/mem.h"
+#include "sb/task.h"
 
 #include "../../daemon/daemon.h"
 #include "fuzz.h"
 
 static const char token[] = "tok-0123456789abcdef";
+static const char yaml[] = "id: t\nproject: p\nrepository: https://e.org\nlanguage: c\n"
+			   "source: /s\ntask_description: {issue: x}\n"
+			   "scripts: {build: b, run: r, test: t}\n"
+			   "files: {future_test: t.diff, poc: [pocs/a]}\n";
+static struct sb_task_config *task;
 
 static bool
 fixed_text(const char *e)
@@ -72,7 +79,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rq.since = (data[1] & 1) ? field[4] : NULL;
 	rq.body = field[5];
 	rq.body_len = len[5];
-	front_decide(token, &rq, &d);
+	if (task == NULL) {
+		struct sb_diags dg = SB_DIAGS_INIT;
+
+		task = sb_task_config_parse(yaml, strlen(yaml), "c", &dg);
+		sb_diags_release(&dg);
+	}
+	front_decide(token, task, "/ssebench", &rq, &d);
 	if (d.error != NULL) {
 		if (!fixed_text(d.error) || d.request != NULL || d.local != FRONT_LOCAL_NONE)
 			abort();

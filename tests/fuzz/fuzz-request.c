@@ -3,10 +3,12 @@
  * fuzz-request.c: the daemon's request parsing and access rules on arbitrary input.
  * Layout of an input: byte 0 picks the request type, byte 1 the channel (bit 0), the phase
  * (bit 1) and the path (bit 2: the helper's own reading of a body a taken-over front sent,
- * as daemon/helper.c:handle_request does, instead of the front's dreq_from_client), byte 2
- * the difficulty; the rest is "action\0since\0body".
+ * dreq_decode as daemon/helper.c:handle_request does, instead of the front's
+ * dreq_from_client), byte 2 the difficulty; the rest is "action\0since\0body" (the front's
+ * path) or the channel's body (the helper's).
  *
- * Checked beyond memory safety: what the gate lets through obeys its rules (check_allowed).
+ * Checked beyond memory safety: what the gate lets through obeys its rules (check_allowed),
+ * and what the front makes, the helper reads back unchanged (check_round_trip).
  */
 #include "config.h"
 
@@ -14,7 +16,6 @@
 #include <string.h>
 
 #include "sb/diag.h"
-#include "sb/json.h"
 #include "sb/mem.h"
 #include "sb/task.h"
 
@@ -25,26 +26,40 @@ static struct sb_task_config *task;
 
 /* A request dreq_policy let through (0) must be one its rules allow: abort() if not. */
 static void
-check_allowed(const struct dpolicy *p, enum dchannel ch, enum dreq_type t, const json_t *req)
+check_allowed(const struct dpolicy *p, enum dchannel ch, const struct dreq *r)
 {
-	enum sb_action a;
-
-	if (ch == DCH_AGENT &&
-	    (t == DREQ_PREPARE_GRADING || t == DREQ_AGENT_EXITED || t == DREQ_REFERENCE_PATCH))
+	if (ch == DCH_AGENT && (r->type == DREQ_PREPARE_GRADING || r->type == DREQ_AGENT_EXITED ||
+				   r->type == DREQ_REFERENCE_PATCH))
 		abort();
-	if (t == DREQ_BASH && ch == DCH_AGENT && !p->agent_phase)
+	if (r->type == DREQ_BASH && ch == DCH_AGENT && !p->agent_phase)
 		abort();
-	if (t != DREQ_BENCHER)
+	if (r->type != DREQ_BENCHER)
 		return;
-	if (dreq_action(req, &a) < 0)
+	if (sb_action_name(r->action) == NULL)
 		abort();
-	if (ch == DCH_AGENT && (!p->agent_phase || json_is_true(json_object_get(req, "grading")) ||
-				   !sb_level_allows(p->difficulty, a)))
+	if (ch == DCH_AGENT &&
+	    (!p->agent_phase || r->grading || !sb_level_allows(p->difficulty, r->action)))
 		abort();
-	if (a == SB_ACTION_RUN_POC &&
-	    dreq_match_poc(p->task, p->bench_path,
-		json_string_value(json_object_get(req, "poc"))) == NULL)
+	if (r->action == SB_ACTION_RUN_POC && (r->poc < 0 || (size_t)r->poc >= task->files.poc.n))
 		abort();
+}
+
+/* The front's request, on the channel and back, is the same request. */
+static void
+check_round_trip(const struct dreq *r)
+{
+	struct dreq back;
+	size_t len;
+	char *b = dreq_encode(r, &len);
+
+	if (dreq_decode(r->type, b, len, task->files.poc.n, &back) < 0 ||
+	    back.action != r->action || back.grading != r->grading || back.poc != r->poc ||
+	    back.timeout != r->timeout || back.since != r->since ||
+	    (r->command == NULL) != (back.command == NULL) ||
+	    (r->command != NULL && strcmp(r->command, back.command) != 0))
+		abort();
+	dreq_release(&back);
+	free(b);
 }
 
 int
@@ -60,7 +75,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum dchannel ch;
 	const char *msg;
 	size_t rest;
-	json_t *req;
+	struct dreq req;
+	int rc;
 
 	if (task == NULL) {
 		struct sb_diags d = SB_DIAGS_INIT;
@@ -81,25 +97,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ch = (data[1] & 1) ? DCH_ADMIN : DCH_AGENT;
 	p.difficulty = data[2] % 5;
 	p.agent_phase = data[1] & 2;
-	p.task = task;
-	p.bench_path = "/ssebench";
 	if (data[1] & 4) {
-		/* What the helper reads: any JSON object at all. */
-		req = NULL;
-		if (body == NULL || sb_json_load(body, (size_t)(copy + rest - body),
-					DPROTO_BODY_MAX, &req, NULL) < 0 || !json_is_object(req)) {
-			json_decref(req);
-			req = NULL;
-		}
+		/* What the helper reads: any bytes at all. */
+		rc = dreq_decode(t, copy, rest, task->files.poc.n, &req);
 	} else {
-		req = dreq_from_client(t, since ? action : NULL, body ? since : NULL, body,
-		    body ? (size_t)(copy + rest - body) : 0);
+		rc = dreq_from_client(task, "/ssebench", t, since ? action : NULL,
+		    body ? since : NULL, body, body ? (size_t)(copy + rest - body) : 0, &req);
+		if (rc == 0)
+			check_round_trip(&req);
 	}
-	if (req != NULL) {
-		if (dreq_policy(&p, ch, t, req, &msg) == 0)
-			check_allowed(&p, ch, t, req);
-		json_decref(req);
-	}
+	if (rc == 0 && dreq_policy(&p, ch, &req, &msg) == 0)
+		check_allowed(&p, ch, &req);
+	dreq_release(&req);
 	free(copy);
 	return 0;
 }

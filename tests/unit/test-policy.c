@@ -4,6 +4,7 @@
  * type and bencher action x channel x phase x difficulty, against a table written from
  * docs/daemon.md, "Endpoints" and docs/upstream.md, "Difficulty levels" (not computed by the
  * code under test). The real daemon is attacked with the same matrix in tests/daemon/.
+ * Also the typed request on the channel: what the helper's reading (dreq_decode) refuses.
  */
 #include "config.h"
 
@@ -59,14 +60,16 @@ static unsigned
 call(enum dchannel ch, bool phase, unsigned level, enum dreq_type t, const char *action,
     const char *body)
 {
-	struct dpolicy p = { level, phase, task, "/ssebench" };
-	json_t *req = dreq_from_client(t, action, NULL, body, body ? strlen(body) : 0);
+	struct dpolicy p = { level, phase };
+	struct dreq req;
 	const char *msg = NULL;
 	unsigned st;
 
-	ck_assert_msg(req != NULL, "request %d %s %s refused as malformed", t, action, body);
-	st = dreq_policy(&p, ch, t, req, &msg);
-	json_decref(req);
+	ck_assert_msg(dreq_from_client(task, "/ssebench", t, action, NULL, body,
+			  body ? strlen(body) : 0, &req) == 0,
+	    "request %d %s %s refused as malformed", t, action, body);
+	st = dreq_policy(&p, ch, &req, &msg);
+	dreq_release(&req);
 	return st;
 }
 
@@ -123,48 +126,177 @@ START_TEST(test_matrix)
 }
 END_TEST
 
-/* dreq_from_client on a string body. */
-static json_t *
-FROM(enum dreq_type type, const char *action, const char *since, const char *body)
+/* dreq_from_client on a string body: 0, or -1 for a malformed request. */
+static int
+FROM(enum dreq_type type, const char *action, const char *since, const char *body,
+    struct dreq *out)
 {
-	return dreq_from_client(type, action, since, body, body != NULL ? strlen(body) : 0);
+	struct dreq scratch;
+	int rc = dreq_from_client(task, "/ssebench", type, action, since, body,
+	    body != NULL ? strlen(body) : 0, out != NULL ? out : &scratch);
+
+	if (out == NULL)
+		dreq_release(&scratch);
+	return rc;
 }
 
 START_TEST(test_bad_requests)
 {
-	struct dpolicy p = { 0, true, task, "/ssebench" };
+	struct dpolicy p = { 0, true };
 	const char *msg;
-	json_t *req;
+	struct dreq req;
 
 	/* Unknown action: 500, as upstream (after the gate would have let it pass). */
-	req = FROM(DREQ_BENCHER, "rm_rf", NULL, "{}");
-	ck_assert_uint_eq(dreq_policy(&p, DCH_ADMIN, DREQ_BENCHER, req, &msg), 500);
-	json_decref(req);
+	ck_assert_int_eq(FROM(DREQ_BENCHER, "rm_rf", NULL, "{}", &req), 0);
+	ck_assert_int_eq(req.action, SB_ACTION_COUNT);
+	ck_assert_uint_eq(dreq_policy(&p, DCH_ADMIN, &req, &msg), 500);
+	dreq_release(&req);
 	/* A PoC that is not configured, or an escape attempt. */
-	req = FROM(DREQ_BENCHER, "run_poc", NULL, "{\"poc\":\"../diffs/p.diff\"}");
-	ck_assert_uint_eq(dreq_policy(&p, DCH_ADMIN, DREQ_BENCHER, req, &msg), 500);
+	ck_assert_int_eq(FROM(DREQ_BENCHER, "run_poc", NULL, "{\"poc\":\"../diffs/p.diff\"}", &req),
+	    0);
+	ck_assert_int_eq(req.poc, DREQ_NO_POC);
+	ck_assert_uint_eq(dreq_policy(&p, DCH_ADMIN, &req, &msg), 500);
 	ck_assert_str_eq(msg, "not a PoC of this task");
-	json_decref(req);
-	/* The absolute form of a configured PoC is that PoC. */
-	ck_assert_str_eq(dreq_match_poc(task, "/ssebench", "/ssebench/pocs/b"), "pocs/b");
-	ck_assert_ptr_null(dreq_match_poc(task, "/ssebench", "/ssebench2/pocs/b"));
+	dreq_release(&req);
+	/* The absolute form of a configured PoC is that PoC: its index in the list. */
+	ck_assert_int_eq(dreq_match_poc(task, "/ssebench", "/ssebench/pocs/b"), 1);
+	ck_assert_int_eq(dreq_match_poc(task, "/ssebench", "pocs/a"), 0);
+	ck_assert_int_eq(dreq_match_poc(task, "/ssebench", "/ssebench2/pocs/b"), DREQ_NO_POC);
+	ck_assert_int_eq(dreq_match_poc(task, "/ssebench", NULL), DREQ_NO_POC);
 	/* Malformed bodies and values. */
-	ck_assert_ptr_null(FROM(DREQ_BENCHER, NULL, NULL, "{}")); /* no action */
-	ck_assert_ptr_null(FROM(DREQ_BENCHER, "build", NULL, "[]"));
-	ck_assert_ptr_null(FROM(DREQ_BENCHER, "build", NULL, "{\"grading\":1}"));
-	ck_assert_ptr_null(FROM(DREQ_BENCHER, "build", NULL, "{\"x\":1}"));
-	ck_assert_ptr_null(FROM(DREQ_BENCHER, "build", NULL, "{\"grading\":true,\"grading\":false}"));
-	ck_assert_ptr_null(FROM(DREQ_BASH, NULL, NULL, "{}"));
-	ck_assert_ptr_null(FROM(DREQ_BASH, NULL, NULL, "{\"command\":1}"));
-	ck_assert_ptr_null(FROM(DREQ_BASH, NULL, NULL, "{\"command\":\"x\",\"timeout\":-1}"));
-	ck_assert_ptr_null(FROM(DREQ_BASH, NULL, NULL, "not json"));
-	ck_assert_ptr_null(FROM(DREQ_DIALOG, NULL, "-5", NULL));
-	ck_assert_ptr_null(FROM(DREQ_DIALOG, NULL, "1e3", NULL));
-	ck_assert_ptr_null(FROM(DREQ_PREPARE_GRADING, NULL, NULL, "{\"a\":1}"));
+	ck_assert_int_lt(FROM(DREQ_BENCHER, NULL, NULL, "{}", NULL), 0); /* no action */
+	ck_assert_int_lt(FROM(DREQ_BENCHER, "build", NULL, "[]", NULL), 0);
+	ck_assert_int_lt(FROM(DREQ_BENCHER, "build", NULL, "{\"grading\":1}", NULL), 0);
+	ck_assert_int_lt(FROM(DREQ_BENCHER, "build", NULL, "{\"x\":1}", NULL), 0);
+	ck_assert_int_lt(FROM(DREQ_BENCHER, "build", NULL, "{\"grading\":true,\"grading\":false}",
+			     NULL),
+	    0);
+	ck_assert_int_lt(FROM(DREQ_BASH, NULL, NULL, "{}", NULL), 0);
+	ck_assert_int_lt(FROM(DREQ_BASH, NULL, NULL, "{\"command\":1}", NULL), 0);
+	ck_assert_int_lt(FROM(DREQ_BASH, NULL, NULL, "{\"command\":\"x\",\"timeout\":-1}", NULL), 0);
+	ck_assert_int_lt(FROM(DREQ_BASH, NULL, NULL, "not json", NULL), 0);
+	ck_assert_int_lt(FROM(DREQ_DIALOG, NULL, "-5", NULL, NULL), 0);
+	ck_assert_int_lt(FROM(DREQ_DIALOG, NULL, "1e3", NULL, NULL), 0);
+	ck_assert_int_lt(FROM(DREQ_PREPARE_GRADING, NULL, NULL, "{\"a\":1}", NULL), 0);
 	/* An empty POST body counts as {}. */
-	req = FROM(DREQ_AGENT_EXITED, NULL, NULL, "");
-	ck_assert_ptr_nonnull(req);
-	json_decref(req);
+	ck_assert_int_eq(FROM(DREQ_AGENT_EXITED, NULL, NULL, "", NULL), 0);
+}
+END_TEST
+
+/* Encode a request as the front does, then decode it as the helper does. */
+static int
+round_trip(const struct dreq *r, struct dreq *out)
+{
+	size_t len;
+	char *b = dreq_encode(r, &len);
+	int rc = dreq_decode(r->type, b, len, 2, out);
+
+	free(b);
+	return rc;
+}
+
+/* A wire body for t with the fields a front would send for a valid request, changed by the
+ * caller, then decoded; the command follows the fixed fields. */
+static int
+decode_wire(enum dreq_type t, const struct dreq_wire *w, const char *cmd, size_t cmd_len)
+{
+	char buf[sizeof(*w) + 64];
+	struct dreq out;
+	int rc;
+
+	ck_assert_uint_le(cmd_len, 64);
+	memcpy(buf, w, sizeof(*w));
+	memcpy(buf + sizeof(*w), cmd, cmd_len);
+	rc = dreq_decode(t, buf, sizeof(*w) + cmd_len, 2, &out);
+	dreq_release(&out);
+	return rc;
+}
+
+/* The helper's reading of the typed request checks every field: a request a well-behaved
+ * front could not have sent is refused, whatever the policy would say of it. */
+START_TEST(test_decode_checks)
+{
+	const struct dreq_wire bencher = { SB_ACTION_RUN_POC, 1, 1, 0, 0, -1 };
+	const struct dreq_wire bash = { SB_ACTION_COUNT, 0, DREQ_NO_POC, 4, 30, -1 };
+	struct dreq_wire w;
+	struct dreq r, out;
+	char big[DPROTO_BODY_MAX + 8];
+
+	/* What the front makes comes back unchanged. */
+	ck_assert_int_eq(FROM(DREQ_BENCHER, "run_poc", NULL, "{\"poc\":\"/ssebench/pocs/b\"}", &r),
+	    0);
+	ck_assert_int_eq(round_trip(&r, &out), 0);
+	ck_assert_int_eq(out.action, SB_ACTION_RUN_POC);
+	ck_assert_int_eq(out.poc, 1);
+	ck_assert(!out.grading);
+	dreq_release(&r);
+	dreq_release(&out);
+	ck_assert_int_eq(FROM(DREQ_BASH, NULL, NULL, "{\"command\":\"ls -l\",\"timeout\":7}", &r),
+	    0);
+	ck_assert_int_eq(round_trip(&r, &out), 0);
+	ck_assert_str_eq(out.command, "ls -l");
+	ck_assert_int_eq(out.timeout, 7);
+	dreq_release(&r);
+	dreq_release(&out);
+	ck_assert_int_eq(FROM(DREQ_DIALOG, NULL, "12", NULL, &r), 0);
+	ck_assert_int_eq(round_trip(&r, &out), 0);
+	ck_assert_int_eq(out.since, 12);
+	dreq_release(&r);
+	ck_assert_int_eq(decode_wire(DREQ_BENCHER, &bencher, "", 0), 0);
+	ck_assert_int_eq(decode_wire(DREQ_BASH, &bash, "true", 4), 0);
+
+	/* An action out of range (SB_ACTION_COUNT, the unknown name, is the last value). */
+	w = bencher;
+	w.action = SB_ACTION_COUNT + 1;
+	ck_assert_int_lt(decode_wire(DREQ_BENCHER, &w, "", 0), 0);
+	w.action = UINT32_MAX;
+	ck_assert_int_lt(decode_wire(DREQ_BENCHER, &w, "", 0), 0);
+	/* A PoC index past the list (two PoCs), or below "none". */
+	w = bencher;
+	w.poc = 2;
+	ck_assert_int_lt(decode_wire(DREQ_BENCHER, &w, "", 0), 0);
+	w.poc = -2;
+	ck_assert_int_lt(decode_wire(DREQ_BENCHER, &w, "", 0), 0);
+	/* grading is a bool. */
+	w = bencher;
+	w.grading = 2;
+	ck_assert_int_lt(decode_wire(DREQ_BENCHER, &w, "", 0), 0);
+	/* The command: its length is the bytes that follow, no more and no less; no NUL in it;
+	 * bash's alone; and a body longer than the channel's bound is refused whole. */
+	w = bash;
+	w.command_len = 5;
+	ck_assert_int_lt(decode_wire(DREQ_BASH, &w, "true", 4), 0);
+	w.command_len = 3;
+	ck_assert_int_lt(decode_wire(DREQ_BASH, &w, "true", 4), 0);
+	w.command_len = UINT32_MAX;
+	ck_assert_int_lt(decode_wire(DREQ_BASH, &w, "true", 4), 0);
+	w = bash;
+	ck_assert_int_lt(decode_wire(DREQ_BASH, &w, "t\0ue", 4), 0);
+	w = bencher;
+	w.command_len = 4;
+	ck_assert_int_lt(decode_wire(DREQ_BENCHER, &w, "true", 4), 0);
+	memset(big, 'a', sizeof(big));
+	w = bash;
+	w.command_len = (uint32_t)(sizeof(big) - sizeof(w));
+	memcpy(big, &w, sizeof(w));
+	ck_assert_int_lt(dreq_decode(DREQ_BASH, big, sizeof(big), 2, &out), 0);
+	ck_assert_ptr_null(out.command);
+	/* A timeout below 0, a since below -1. */
+	w = bash;
+	w.timeout = -1;
+	ck_assert_int_lt(decode_wire(DREQ_BASH, &w, "true", 4), 0);
+	w = bash;
+	w.since = 5;
+	ck_assert_int_lt(decode_wire(DREQ_BASH, &w, "true", 4), 0);
+	w = (struct dreq_wire){ SB_ACTION_COUNT, 0, DREQ_NO_POC, 0, 0, -2 };
+	ck_assert_int_lt(decode_wire(DREQ_DIALOG, &w, "", 0), 0);
+	/* Another type's field set: a bencher's action on a /diff. */
+	w = (struct dreq_wire){ SB_ACTION_BUILD, 0, DREQ_NO_POC, 0, 0, -1 };
+	ck_assert_int_lt(decode_wire(DREQ_DIFF, &w, "", 0), 0);
+	/* Too short for the fixed fields; a type out of range. */
+	ck_assert_int_lt(dreq_decode(DREQ_DIFF, &bencher, sizeof(bencher) - 1, 2, &out), 0);
+	ck_assert_int_lt(dreq_decode(DREQ_MAX_, &bencher, sizeof(bencher), 2, &out), 0);
+	ck_assert_int_lt(dreq_decode((enum dreq_type)0, &bencher, sizeof(bencher), 2, &out), 0);
 }
 END_TEST
 
@@ -211,6 +343,7 @@ policy_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, test_matrix, 0, 20);
 	tcase_add_test(tc, test_bad_requests);
+	tcase_add_test(tc, test_decode_checks);
 	tcase_add_test(tc, test_gate_table);
 	suite_add_tcase(s, tc);
 	return s;
