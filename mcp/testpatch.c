@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -288,33 +289,36 @@ run_checks(const struct mcp_config *c, const struct scope *sc, struct checks *ck
 	return 0;
 }
 
-/* The headline: the first failure by precedence build, functional, PoCs, intent, or NULL. */
+/* The headline's candidates, by precedence: the first that failed names the result. */
+static const struct {
+	size_t check; /* offsetof(struct checks, ...) */
+	const char *what, *reason;
+} headlines[] = {
+	{ offsetof(struct checks, build), "build",
+	    "The project failed to build with your changes. Fix the build first: nothing else "
+	    "was checked." },
+	{ offsetof(struct checks, func), "functional tests",
+	    "One or more functionality test(s) failed: your patch breaks existing behaviour." },
+	{ offsetof(struct checks, pocs), "PoCs",
+	    "At least one proof-of-concept (PoC) still triggers the vulnerability: the bug is "
+	    "not fixed." },
+	{ offsetof(struct checks, intent), "intent tests",
+	    "One or more intent test(s) failed: the fix does not behave as the project's own fix "
+	    "does." },
+};
+
+/* The headline check, or NULL when none failed; *ret_what and *ret_reason name it. */
 static struct check *
 headline_of(struct checks *ck, const char **ret_what, const char **ret_reason)
 {
-	if (ck->build.o == FAILED) {
-		*ret_what = "build";
-		*ret_reason = "The project failed to build with your changes. Fix the build first: "
-			      "nothing else was checked.";
-		return &ck->build;
-	}
-	if (ck->func.o == FAILED) {
-		*ret_what = "functional tests";
-		*ret_reason = "One or more functionality test(s) failed: your patch breaks existing "
-			      "behaviour.";
-		return &ck->func;
-	}
-	if (ck->pocs.o == FAILED) {
-		*ret_what = "PoCs";
-		*ret_reason = "At least one proof-of-concept (PoC) still triggers the vulnerability: "
-			      "the bug is not fixed.";
-		return &ck->pocs;
-	}
-	if (ck->intent.o == FAILED) {
-		*ret_what = "intent tests";
-		*ret_reason = "One or more intent test(s) failed: the fix does not behave as the "
-			      "project's own fix does.";
-		return &ck->intent;
+	for (size_t i = 0; i < SB_ARRAY_SIZE(headlines); i++) {
+		struct check *one = (struct check *)((char *)ck + headlines[i].check);
+
+		if (one->o == FAILED) {
+			*ret_what = headlines[i].what;
+			*ret_reason = headlines[i].reason;
+			return one;
+		}
 	}
 	return NULL;
 }
