@@ -25,6 +25,7 @@
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/proc.h"
+#include "sb/startup.h"
 
 #include "daemon.h"
 #include "work.h"
@@ -166,12 +167,87 @@ start_front(struct dconf *c, const struct sb_creds *creds, const struct front_li
 	_exit(front_run(c, ls, n, channel));
 }
 
+/* Log err's message and drop it; returns -1, for a step that stops the start-up. */
+static int
+log_error(struct sb_error **err)
+{
+	sb_log(SB_LOG_ERROR, "%s", sb_error_message(*err));
+	sb_error_release(err);
+	return -1;
+}
+
+/* --task-permissions: give the task files their owners and modes (image build), and exit. */
+static int
+task_permissions(struct dconf *c)
+{
+	struct sb_error *err = NULL;
+	struct helper h;
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	h.c = c;
+	h.bench_fd = -1;
+	rc = work_task_permissions(&h, &err) < 0 ? SB_EXIT_FAILURE : 0;
+	if (rc != 0)
+		log_error(&err);
+	if (h.bench_fd >= 0)
+		close(h.bench_fd);
+	return rc;
+}
+
 /*
- * Long on purpose: from the helper's start-up to its loop, main is the daemon's privilege
- * separation in order (prepare as root, bind as root, fork each front with its own
- * credentials and only its own descriptors, then close root's copies), and each step's
- * descriptors are the next step's close lists. Read as one, a missed close or a step out
- * of order shows; split, it would hide between functions.
+ * The three listeners, bound by root before anything drops privileges: the admin socket, the
+ * agent socket and, with a token, TCP. Returns -1 (err) if one that must exist cannot.
+ */
+static int
+bind_listeners(const struct dconf *c, struct front_listener admin_ls[1],
+    struct front_listener agent_ls[2], size_t *ret_nagent, struct sb_error **err)
+{
+	size_t nagent = 0;
+
+	admin_ls[0].kind = LISTEN_ADMIN;
+	admin_ls[0].fd = bind_unix(c->admin_socket, 0600, true, err);
+	if (admin_ls[0].fd >= 0) {
+		agent_ls[nagent].kind = LISTEN_AGENT_UNIX;
+		agent_ls[nagent].fd = bind_unix(c->agent_socket, 0666, false, err);
+		if (agent_ls[nagent].fd >= 0)
+			nagent++;
+	}
+	if (admin_ls[0].fd < 0 || nagent == 0)
+		return -1;
+	if (c->http_port != 0 && c->token != NULL) {
+		agent_ls[nagent].kind = LISTEN_AGENT_TCP;
+		agent_ls[nagent].fd = bind_tcp(c->http_port, err);
+		if (agent_ls[nagent].fd < 0)
+			return -1;
+		nagent++;
+	} else if (c->http_port != 0) {
+		/* Without a token nobody could be told apart on TCP: no TCP at all. */
+		sb_log(SB_LOG_WARN, "SSE_DAEMON_TOKEN is not set: no TCP listener on port %u",
+		    c->http_port);
+	}
+	*ret_nagent = nagent;
+	return 0;
+}
+
+/* Stop everything this daemon started: the fronts, and whatever runs as the runner. */
+static void
+stop_children(const struct helper *h, const struct dconf *c)
+{
+	for (int i = 0; i < 2; i++)
+		if (h->front_pids[i] > 0)
+			kill(h->front_pids[i], SIGTERM);
+	(void)sb_proc_kill_uid(c->runner.uid, c->runner.gid, 5, NULL);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/*
+ * From the helper's start-up to its loop, main is the daemon's privilege separation in order
+ * (prepare as root, bind as root, fork each front with its own credentials and only its own
+ * descriptors, then close root's copies), and each step's descriptors are the next step's
+ * close lists: the forks and their close lists stay here, read as one, so that a missed
+ * close or a step out of order shows.
  */
 int
 main(int argc, char **argv)
@@ -186,25 +262,16 @@ main(int argc, char **argv)
 	int rc;
 
 	sb_log_init("ssebench-daemon", SB_LOG_INFO, SB_LOG_LEVELS | SB_LOG_TIMESTAMPS);
-	if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
-		printf("ssebench-daemon %s\n", PACKAGE_VERSION);
-		return 0;
-	}
-	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
-		return 0;
-	}
-	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--task-permissions") != 0)) {
-		usage(stderr);
-		return SB_EXIT_USAGE;
-	}
+	rc = sb_startup_options(argc, argv, "ssebench-daemon", usage, "--task-permissions",
+	    SB_STARTUP_OPTIONS_SHORT_VERSION);
+	if (rc >= 0)
+		return rc;
 	if (secure_getenv("SSE_DEBUG") != NULL)
 		sb_log_set_level(SB_LOG_DEBUG);
 	if (dconf_load(&c, &err) < 0) {
 		/* An invalid difficulty stops the daemon with status 2 (upstream contract). */
 		rc = sb_error_code(err) == EDOM ? SB_EXIT_USAGE : SB_EXIT_FAILURE;
-		sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
-		sb_error_release(&err);
+		log_error(&err);
 		return rc;
 	}
 	if (geteuid() != 0) {
@@ -212,57 +279,13 @@ main(int argc, char **argv)
 				     "itself by uid");
 		return SB_EXIT_FAILURE;
 	}
-	if (argc == 2) {
-		memset(&h, 0, sizeof(h));
-		h.c = &c;
-		h.bench_fd = -1;
-		rc = work_task_permissions(&h, &err) < 0 ? SB_EXIT_FAILURE : 0;
-		if (rc != 0) {
-			sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
-			sb_error_release(&err);
-		}
-		if (h.bench_fd >= 0)
-			close(h.bench_fd);
-		return rc;
-	}
+	if (argc == 2)
+		return task_permissions(&c);
 	sb_log(SB_LOG_INFO, "task '%s', difficulty %u, source '%s'", c.task->id.s, c.difficulty,
 	    c.source);
-	if (helper_init(&h, &c, &err) < 0) {
-		sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
-		sb_error_release(&err);
-		return SB_EXIT_FAILURE;
-	}
-	/* Listeners, bound by root. */
-	admin_ls[0].kind = LISTEN_ADMIN;
-	admin_ls[0].fd = bind_unix(c.admin_socket, 0600, true, &err);
-	if (admin_ls[0].fd >= 0) {
-		agent_ls[nagent].kind = LISTEN_AGENT_UNIX;
-		agent_ls[nagent].fd = bind_unix(c.agent_socket, 0666, false, &err);
-		if (agent_ls[nagent].fd >= 0)
-			nagent++;
-	}
-	if (admin_ls[0].fd < 0 || nagent == 0) {
-		sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
-		sb_error_release(&err);
-		return SB_EXIT_FAILURE;
-	}
-	if (c.http_port != 0 && c.token != NULL) {
-		agent_ls[nagent].kind = LISTEN_AGENT_TCP;
-		agent_ls[nagent].fd = bind_tcp(c.http_port, &err);
-		if (agent_ls[nagent].fd < 0) {
-			sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
-			sb_error_release(&err);
-			return SB_EXIT_FAILURE;
-		}
-		nagent++;
-	} else if (c.http_port != 0) {
-		/* Without a token nobody could be told apart on TCP: no TCP at all. */
-		sb_log(SB_LOG_WARN, "SSE_DAEMON_TOKEN is not set: no TCP listener on port %u",
-		    c.http_port);
-	}
-	if (sb_seccomp_compile(SB_SECCOMP_UNTRUSTED, &front_filter, &err) < 0) {
-		sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
-		sb_error_release(&err);
+	if (helper_init(&h, &c, &err) < 0 || bind_listeners(&c, admin_ls, agent_ls, &nagent, &err) < 0 ||
+	    sb_seccomp_compile(SB_SECCOMP_UNTRUSTED, &front_filter, &err) < 0) {
+		log_error(&err);
 		return SB_EXIT_FAILURE;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, agent_ch) < 0 ||
@@ -303,12 +326,6 @@ main(int argc, char **argv)
 	sb_log(SB_LOG_INFO, "listening: agent socket '%s', admin socket '%s'%s", c.agent_socket,
 	    c.admin_socket, nagent > 1 ? ", TCP" : "");
 	rc = helper_loop(&h);
-	/* Stop everything this daemon started. */
-	for (int i = 0; i < 2; i++)
-		if (h.front_pids[i] > 0)
-			kill(h.front_pids[i], SIGTERM);
-	(void)sb_proc_kill_uid(c.runner.uid, c.runner.gid, 5, NULL);
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	stop_children(&h, &c);
 	return rc;
 }

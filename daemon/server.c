@@ -11,12 +11,11 @@
 
 #include <microhttpd.h>
 #include <poll.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 
 #include "sb/buf.h"
+#include "sb/httpd.h"
 #include "sb/json.h"
 #include "sb/log.h"
 #include "sb/mem.h"
@@ -46,32 +45,14 @@ struct listener_ctx {
 	enum listener_kind kind;
 };
 
-/* Per request: the body as it arrives. */
-struct req {
-	struct sb_buf body;
-	bool too_big;
-};
-
+/* A reply: always JSON, never cached (sb/httpd.h); allow (or NULL) for a 405. */
 static enum MHD_Result
 respond(struct MHD_Connection *conn, unsigned status, const char *body, size_t len,
     const char *allow)
 {
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	char *copy = sb_xmemdup(body, len);
+	const struct sb_httpd_header h = { "Allow", allow };
 
-	r = MHD_create_response_from_buffer(len, copy, MHD_RESPMEM_MUST_FREE);
-	if (r == NULL) {
-		free(copy);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	if (allow != NULL)
-		MHD_add_response_header(r, "Allow", allow);
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	return ret;
+	return sb_httpd_respond(conn, status, body, len, "application/json", &h, allow != NULL);
 }
 
 static enum MHD_Result
@@ -127,7 +108,7 @@ peer_is_root(struct MHD_Connection *conn)
 /* What the front decides on: the request as libmicrohttpd parsed it. */
 static void
 front_request_of(const struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
-    const char *method, const struct req *rq, struct front_request *fr)
+    const char *method, const struct sb_httpd_body *rq, struct front_request *fr)
 {
 	*fr = (struct front_request){ .kind = lc->kind, .method = method, .url = url,
 		.body = rq->body.s, .body_len = rq->body.len, .too_big = rq->too_big };
@@ -221,7 +202,7 @@ forward(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
 
 static enum MHD_Result
 dispatch(struct listener_ctx *lc, struct MHD_Connection *conn, const char *url,
-    const char *method, struct req *rq)
+    const char *method, struct sb_httpd_body *rq)
 {
 	const struct dconf *c = lc->f->c;
 	struct front_request fr;
@@ -246,54 +227,13 @@ static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
     const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
 {
-	struct req *rq = *con_cls;
+	struct sb_httpd_body *rq;
 
 	(void)version;
-	if (rq == NULL) {
-		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-		uint64_t n;
-
-		rq = sb_xcalloc(1, sizeof(*rq));
-		sb_buf_init(&rq->body, BODY_MAX);
-		/* A declared length over the limit is refused before the body is read. */
-		if (cl != NULL && (sb_parse_u64(cl, 0, BODY_MAX, &n, NULL) < 0))
-			rq->too_big = true;
-		*con_cls = rq;
+	if (!sb_httpd_body_collect(conn, con_cls, BODY_MAX, SB_HTTPD_BODY_CHECK_LENGTH, upload_data,
+		upload_data_size, &rq))
 		return MHD_YES;
-	}
-	if (*upload_data_size > 0) {
-		if (!rq->too_big && sb_buf_append(&rq->body, upload_data, *upload_data_size, NULL) < 0)
-			rq->too_big = true;
-		*upload_data_size = 0;
-		return MHD_YES;
-	}
 	return dispatch(cls, conn, url, method, rq);
-}
-
-static void
-on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-    enum MHD_RequestTerminationCode toe)
-{
-	struct req *rq = *con_cls;
-
-	(void)cls, (void)conn, (void)toe;
-	if (rq == NULL)
-		return;
-	sb_buf_release(&rq->body);
-	free(rq);
-	*con_cls = NULL;
-}
-
-static void
-mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	_cleanup_free_ char *msg = sb_xvasprintf(fmt, ap);
-	size_t n = strlen(msg);
-
-	(void)cls;
-	while (n > 0 && msg[n - 1] == '\n')
-		msg[--n] = '\0';
-	sb_log(SB_LOG_DEBUG, "http: %s", msg);
 }
 
 int
@@ -302,37 +242,20 @@ front_run(const struct dconf *c, const struct front_listener *ls, size_t n, int 
 	struct MHD_Daemon *d[8] = { NULL };
 	struct listener_ctx lc[8];
 	struct front f = { c, channel };
-	sigset_t sigs;
 	int sfd, rc = 0;
 
 	if (n > SB_ARRAY_SIZE(d))
 		return 1;
-	/* Threads inherit the mask: only this thread takes SIGTERM/SIGINT, via signalfd. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	sfd = sb_httpd_signalfd();
 	for (size_t i = 0; i < n; i++) {
 		lc[i].f = &f;
 		lc[i].kind = ls[i].kind;
-		/*
-		 * One thread per connection, so a long tool call only blocks its own connection;
-		 * every limit set explicitly (docs/design.md, "Sockets"). The per-IP limit only
-		 * means something on TCP.
-		 */
-		d[i] = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-			MHD_USE_POLL | MHD_USE_ERROR_LOG,
-		    0, NULL, NULL, on_request, &lc[i], MHD_OPTION_LISTEN_SOCKET, ls[i].fd,
-		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
-		    MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		    (unsigned)(ls[i].kind == LISTEN_AGENT_TCP ? PER_IP_LIMIT : 0),
-		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_S,
-		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
-		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-		    NULL, MHD_OPTION_END);
+		/* The per-IP limit only means something on TCP. */
+		d[i] = sb_httpd_start(&(struct sb_httpd_conf){ .listen_fd = ls[i].fd,
+		    .connection_limit = CONNECTION_LIMIT,
+		    .per_ip_limit = ls[i].kind == LISTEN_AGENT_TCP ? PER_IP_LIMIT : 0,
+		    .idle_s = CONNECTION_IDLE_S, .memory_limit = CONNECTION_MEMORY,
+		    .handler = on_request, .handler_cls = &lc[i], .log_debug = true });
 		if (d[i] == NULL) {
 			sb_log(SB_LOG_ERROR, "cannot start the HTTP server on listener %zu", i);
 			rc = 1;

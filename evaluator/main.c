@@ -27,6 +27,7 @@
 #include "sb/mem.h"
 #include "sb/parse.h"
 #include "sb/spawn.h"
+#include "sb/startup.h"
 
 #include "grade.h"
 
@@ -630,18 +631,11 @@ main(int argc, char **argv)
 	int rc = SB_EXIT_OK;
 
 	sb_log_init("ssebench-evaluator", SB_LOG_INFO, SB_LOG_LEVELS);
-	if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
-		printf("ssebench-evaluator %s\n", PACKAGE_VERSION);
-		return SB_EXIT_OK;
-	}
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		usage(stdout);
-		return SB_EXIT_OK;
-	}
-	if (argc > 1) {
-		usage(stderr);
-		return SB_EXIT_USAGE;
-	}
+	rc = sb_startup_options(argc, argv, "ssebench-evaluator", usage, NULL,
+	    SB_STARTUP_OPTIONS_SHORT_VERSION | SB_STARTUP_OPTIONS_SHORT_HELP);
+	if (rc >= 0)
+		return rc;
+	rc = SB_EXIT_OK;
 	/* Progress lines go to a log file or a pipe: one line at a time, as they happen. A
 	 * reader that went away must not kill us before result.json is written. */
 	setvbuf(stdout, NULL, _IOLBF, 0);

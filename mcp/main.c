@@ -25,70 +25,47 @@
 #include "sb/buf.h"
 #include "sb/exit.h"
 #include "sb/fs.h"
+#include "sb/httpd.h"
 #include "sb/json.h"
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/parse.h"
+#include "sb/startup.h"
 
 #include "mcp.h"
 
 #define CONNECTION_LIMIT  64
 #define CONNECTION_IDLE_S 3600 /* a test_patch call may take as long as a build */
 
-struct req {
-	struct sb_buf body;
-	bool too_big;
-};
-
 static struct mcp_config cfg;
 
+/* A reply: JSON when there is a body, never cached; 405 names the one method there is. */
 static enum MHD_Result
 respond(struct MHD_Connection *conn, unsigned status, const char *body, const char *session)
 {
 	size_t len = body != NULL ? strlen(body) : 0;
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	char *copy = sb_xmemdup(body != NULL ? body : "", len + 1);
+	struct sb_httpd_header h[2];
+	size_t n = 0;
 
-	r = MHD_create_response_from_buffer(len, copy, MHD_RESPMEM_MUST_FREE);
-	if (r == NULL) {
-		free(copy);
-		return MHD_NO;
-	}
-	if (len > 0)
-		MHD_add_response_header(r, "Content-Type", "application/json");
-	MHD_add_response_header(r, "Cache-Control", "no-store");
 	if (session != NULL)
-		MHD_add_response_header(r, "Mcp-Session-Id", session);
+		h[n++] = (struct sb_httpd_header){ "Mcp-Session-Id", session };
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, "Allow", "POST");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	return ret;
+		h[n++] = (struct sb_httpd_header){ "Allow", "POST" };
+	return sb_httpd_respond(conn, status, body, len, len > 0 ? "application/json" : NULL, h, n);
 }
 
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
     const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
-	struct req *rq = *con_cls;
+	struct sb_httpd_body *rq;
 	struct mcp_reply reply;
 	enum MHD_Result ret;
 
 	(void)cls;
 	(void)version;
-	if (rq == NULL) {
-		rq = sb_xcalloc(1, sizeof(*rq));
-		rq->body = (struct sb_buf)SB_BUF_INIT(MCP_BODY_MAX);
-		*con_cls = rq;
+	if (!sb_httpd_body_collect(conn, con_cls, MCP_BODY_MAX, 0, upload, upload_size, &rq))
 		return MHD_YES;
-	}
-	if (*upload_size > 0) {
-		if (!rq->too_big && sb_buf_append(&rq->body, upload, *upload_size, NULL) < 0)
-			rq->too_big = true;
-		*upload_size = 0;
-		return MHD_YES;
-	}
 	mcp_serve(&cfg,
 	    &(struct mcp_request){ .url = url, .method = method,
 		.origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"),
@@ -99,22 +76,6 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 	ret = respond(conn, reply.status, reply.body, reply.session);
 	mcp_reply_release(&reply);
 	return ret;
-}
-
-static void
-on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-    enum MHD_RequestTerminationCode toe)
-{
-	struct req *rq = *con_cls;
-
-	(void)cls;
-	(void)conn;
-	(void)toe;
-	if (rq == NULL)
-		return;
-	sb_buf_release(&rq->body);
-	free(rq);
-	*con_cls = NULL;
 }
 
 static void
@@ -129,46 +90,41 @@ usage(FILE *out)
 		     "(3000), MCP_LOG_DIR (/tmp/mcp/logs). docs/mcp.md.\n");
 }
 
-int
-main(int argc, char **argv)
+/*
+ * A number from the environment variable name, within [min, max]; *ret keeps its default when
+ * the variable is unset or empty. Returns -1, logged, for anything else.
+ */
+static int
+env_number(const char *name, uint64_t min, uint64_t max, unsigned *ret)
 {
+	const char *v = secure_getenv(name);
 	struct sb_error *err = NULL;
-	struct sockaddr_in sa;
-	struct MHD_Daemon *d;
-	const char *v;
-	sigset_t sigs;
 	uint64_t n;
-	int sfd, sig = 0;
 
-	sb_log_init("mcp", SB_LOG_INFO, SB_LOG_TIMESTAMPS | SB_LOG_LEVELS);
-	if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-		printf("ssebench-mcp %s\n", PACKAGE_VERSION);
-		return SB_EXIT_OK;
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (sb_parse_u64(v, min, max, &n, &err) < 0) {
+		sb_log(SB_LOG_ERROR, "%s='%s': %s", name, v, sb_error_message(err));
+		sb_error_release(&err);
+		return -1;
 	}
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		usage(stdout);
-		return SB_EXIT_OK;
-	}
-	if (argc > 1) {
-		usage(stderr);
-		return SB_EXIT_USAGE;
-	}
+	*ret = (unsigned)n;
+	return 0;
+}
+
+/* cfg and the address to listen on, from the environment (usage()). Returns -1, logged. */
+static int
+read_config(struct sockaddr_in *sa)
+{
 	/* A bad level stops the server (docs/upstream.md, "The MCP server"): the entrypoint then
 	 * fails the run. */
-	v = secure_getenv("SSE_DIFFICULTY");
 	cfg.level = 2;
-	if (v != NULL && *v != '\0') {
-		if (sb_parse_u64(v, 0, 4, &n, &err) < 0) {
-			sb_log(SB_LOG_ERROR, "SSE_DIFFICULTY='%s': %s", v, sb_error_message(err));
-			sb_error_release(&err);
-			return SB_EXIT_USAGE;
-		}
-		cfg.level = (unsigned)n;
-	}
+	if (env_number("SSE_DIFFICULTY", 0, 4, &cfg.level) < 0)
+		return -1;
 	cfg.daemon_socket = secure_getenv("SSE_DAEMON_SOCKET");
 	if (cfg.daemon_socket == NULL || cfg.daemon_socket[0] != '/') {
 		sb_log(SB_LOG_ERROR, "SSE_DAEMON_SOCKET must name the daemon's agent socket");
-		return SB_EXIT_USAGE;
+		return -1;
 	}
 	cfg.log_dir = secure_getenv("MCP_LOG_DIR");
 	if (cfg.log_dir == NULL || cfg.log_dir[0] != '/')
@@ -177,40 +133,29 @@ main(int argc, char **argv)
 	if (cfg.address == NULL || *cfg.address == '\0')
 		cfg.address = "127.0.0.1";
 	cfg.port = MCP_PORT_DEFAULT;
-	v = secure_getenv("SSE_MCP_PORT");
-	if (v != NULL && *v != '\0') {
-		if (sb_parse_u64(v, 1, 65535, &n, &err) < 0) {
-			sb_log(SB_LOG_ERROR, "SSE_MCP_PORT='%s': %s", v, sb_error_message(err));
-			sb_error_release(&err);
-			return SB_EXIT_USAGE;
-		}
-		cfg.port = (unsigned)n;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)cfg.port);
-	if (inet_pton(AF_INET, cfg.address, &sa.sin_addr) != 1) {
+	if (env_number("SSE_MCP_PORT", 1, 65535, &cfg.port) < 0)
+		return -1;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)cfg.port);
+	if (inet_pton(AF_INET, cfg.address, &sa->sin_addr) != 1) {
 		sb_log(SB_LOG_ERROR, "SSE_MCP_ADDRESS='%s' is not an IPv4 address", cfg.address);
-		return SB_EXIT_USAGE;
+		return -1;
 	}
-	if (sb_http_init(&err) < 0) {
-		sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
-		sb_error_release(&err);
-		return SB_EXIT_FAILURE;
-	}
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-		MHD_USE_POLL | MHD_USE_ERROR_LOG,
-	    (uint16_t)cfg.port, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned)CONNECTION_IDLE_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-	    MHD_OPTION_END);
+	return 0;
+}
+
+/* Serve on sa until SIGTERM or SIGINT (SIGHUP is ignored). Returns the exit status. */
+static int
+serve(const struct sockaddr_in *sa)
+{
+	struct MHD_Daemon *d;
+	int sfd, sig = 0;
+
+	sfd = sb_httpd_signalfd();
+	d = sb_httpd_start(&(struct sb_httpd_conf){ .listen_fd = -1,
+	    .addr = (const struct sockaddr *)sa, .connection_limit = CONNECTION_LIMIT,
+	    .idle_s = CONNECTION_IDLE_S, .handler = on_request });
 	if (d == NULL || sfd < 0) {
 		sb_log(SB_LOG_ERROR, "cannot listen on %s:%u", cfg.address, cfg.port);
 		return SB_EXIT_FAILURE;
@@ -228,4 +173,26 @@ main(int argc, char **argv)
 	sb_log(SB_LOG_INFO, "signal %d: stopping", sig);
 	MHD_stop_daemon(d);
 	return SB_EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sb_error *err = NULL;
+	struct sockaddr_in sa;
+	int rc;
+
+	sb_log_init("mcp", SB_LOG_INFO, SB_LOG_TIMESTAMPS | SB_LOG_LEVELS);
+	rc = sb_startup_options(argc, argv, "ssebench-mcp", usage, NULL,
+	    SB_STARTUP_OPTIONS_SHORT_HELP);
+	if (rc >= 0)
+		return rc;
+	if (read_config(&sa) < 0)
+		return SB_EXIT_USAGE;
+	if (sb_http_init(&err) < 0) {
+		sb_log(SB_LOG_ERROR, "%s", sb_error_message(err));
+		sb_error_release(&err);
+		return SB_EXIT_FAILURE;
+	}
+	return serve(&sa);
 }

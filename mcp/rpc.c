@@ -64,6 +64,54 @@ tool_list(void)
 	    "inputSchema", "type", "object", "properties", "additionalProperties", 0);
 }
 
+/* initialize: the version negotiated, who we are, and a new session id in *session. */
+static char *
+initialize(const json_t *id, const json_t *params, char **session)
+{
+	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
+	unsigned char r[16];
+	char hex[33];
+
+	const json_t *ci = json_object_get(params, "clientInfo");
+	_cleanup_free_ char *who = sb_escape(json_string_value(json_object_get(ci, "name")) ?: "?");
+	_cleanup_free_ char *wv = sb_escape(json_string_value(json_object_get(ci, "version")) ?: "?");
+
+	/* Who connected, for the run's logs (tests/agents checks each agent did). */
+	sb_log(SB_LOG_INFO, "initialize: client '%s' %s", who, wv);
+	/* Negotiation: the client's version if we speak it, else our newest. */
+	if (sb_random_bytes(r, sizeof(r), NULL) == 0) {
+		for (size_t i = 0; i < sizeof(r); i++)
+			snprintf(hex + 2 * i, 3, "%02x", r[i]);
+		*session = sb_xstrdup(hex);
+	}
+	return rpc_result(id,
+	    json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
+		version_supported(want) ? want : protocol_versions[0], "capabilities", "tools",
+		"listChanged", 0, "serverInfo", "name", "ssebench MCP Server", "title", "SSEBench",
+		"version", PACKAGE_VERSION, "instructions",
+		"Call test_patch to check your patch against the task's checks."));
+}
+
+/* tools/call: test_patch, the one tool, with no arguments. */
+static char *
+tools_call(const struct mcp_config *cfg, const json_t *id, const json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	const json_t *args = json_object_get(params, "arguments");
+	_cleanup_free_ char *text = NULL;
+
+	if (name == NULL || strcmp(name, "test_patch") != 0)
+		return rpc_error(id, -32602, "Unknown tool: this server has only test_patch");
+	if (args != NULL && !json_is_null(args) &&
+	    !(json_is_object(args) && json_object_size(args) == 0))
+		return rpc_error(id, -32602, "Invalid params: test_patch takes no arguments");
+	sb_log(SB_LOG_INFO, "test_patch called (level %u)", cfg->level);
+	text = mcp_test_patch(cfg);
+	sb_log(SB_LOG_INFO, "test_patch: %.*s", (int)strcspn(text, "\n"), text);
+	return rpc_result(id, json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text",
+				  text, "isError", 0));
+}
+
 /*
  * One JSON-RPC message. Returns the HTTP status; *reply gets the body (NULL: none, for a
  * notification or a response, which get 202 Accepted).
@@ -99,29 +147,7 @@ handle(const struct mcp_config *cfg, const json_t *msg, char **reply, char **ses
 		return 200;
 	}
 	if (strcmp(method, "initialize") == 0) {
-		const char *want =
-		    json_string_value(json_object_get(params, "protocolVersion"));
-		unsigned char r[16];
-		char hex[33];
-
-		const json_t *ci = json_object_get(params, "clientInfo");
-		_cleanup_free_ char *who = sb_escape(json_string_value(json_object_get(ci, "name")) ?: "?");
-		_cleanup_free_ char *wv = sb_escape(json_string_value(json_object_get(ci, "version")) ?: "?");
-
-		/* Who connected, for the run's logs (tests/agents checks each agent did). */
-		sb_log(SB_LOG_INFO, "initialize: client '%s' %s", who, wv);
-		/* Negotiation: the client's version if we speak it, else our newest. */
-		if (sb_random_bytes(r, sizeof(r), NULL) == 0) {
-			for (size_t i = 0; i < sizeof(r); i++)
-				snprintf(hex + 2 * i, 3, "%02x", r[i]);
-			*session = sb_xstrdup(hex);
-		}
-		*reply = rpc_result(id,
-		    json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
-			version_supported(want) ? want : protocol_versions[0], "capabilities",
-			"tools", "listChanged", 0, "serverInfo", "name", "ssebench MCP Server",
-			"title", "SSEBench", "version", PACKAGE_VERSION, "instructions",
-			"Call test_patch to check your patch against the task's checks."));
+		*reply = initialize(id, params, session);
 		return 200;
 	}
 	if (strcmp(method, "ping") == 0) {
@@ -134,24 +160,7 @@ handle(const struct mcp_config *cfg, const json_t *msg, char **reply, char **ses
 		return 200;
 	}
 	if (strcmp(method, "tools/call") == 0) {
-		const char *name = json_string_value(json_object_get(params, "name"));
-		const json_t *args = json_object_get(params, "arguments");
-		_cleanup_free_ char *text = NULL;
-
-		if (name == NULL || strcmp(name, "test_patch") != 0) {
-			*reply = rpc_error(id, -32602, "Unknown tool: this server has only test_patch");
-			return 200;
-		}
-		if (args != NULL && !json_is_null(args) &&
-		    !(json_is_object(args) && json_object_size(args) == 0)) {
-			*reply = rpc_error(id, -32602, "Invalid params: test_patch takes no arguments");
-			return 200;
-		}
-		sb_log(SB_LOG_INFO, "test_patch called (level %u)", cfg->level);
-		text = mcp_test_patch(cfg);
-		sb_log(SB_LOG_INFO, "test_patch: %.*s", (int)strcspn(text, "\n"), text);
-		*reply = rpc_result(id, json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
-					    "text", text, "isError", 0));
+		*reply = tools_call(cfg, id, params);
 		return 200;
 	}
 	*reply = rpc_error(id, -32601, "Method not found");

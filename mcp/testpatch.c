@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -163,178 +164,255 @@ failed:
 	(void)sb_buf_appends(out, "(Full log could not be saved due to an internal error)\n", NULL);
 }
 
+/* What the task has (the daemon's /capabilities) and what the level lets test_patch run. */
+struct scope {
+	bool can_build, can_poc, has_func, has_intent; /* the task */
+	bool build, functional, pocs, intent;	      /* the level: sb_level_allows */
+};
+
+/* The checks of one call, as they ran. */
+struct checks {
+	struct check build, pocs, intent, func;
+	size_t poc_total, poc_passed;
+	bool ran_any;
+};
+
+static int
+read_scope(const struct mcp_config *c, struct scope *sc)
+{
+	json_t *caps = daemon_get(c, "/capabilities");
+
+	if (caps == NULL)
+		return -1;
+	sc->can_build = json_is_true(json_object_get(caps, "can_build"));
+	sc->can_poc = json_is_true(json_object_get(caps, "can_run_poc"));
+	sc->has_func = json_is_true(json_object_get(caps, "has_function_test"));
+	sc->has_intent = json_is_true(json_object_get(caps, "has_intent_test"));
+	json_decref(caps);
+	/* What the level lets test_patch run: the daemon's own gate (sb_level_allows). */
+	sc->build = sb_level_allows(c->level, SB_ACTION_BUILD);
+	sc->functional = sb_level_allows(c->level, SB_ACTION_FUNCTION_TEST);
+	sc->pocs = sb_level_allows(c->level, SB_ACTION_RUN_POC);
+	sc->intent = sb_level_allows(c->level, SB_ACTION_INTENT_TEST);
+	return 0;
+}
+
+/* The checks the task has and the level withholds, in the order the reply names them. */
+static void
+list_withheld(const struct scope *sc, struct sb_argv *withheld)
+{
+	if (sc->can_build && !sc->build)
+		sb_argv_push(withheld, "build");
+	if (sc->has_func && !sc->functional)
+		sb_argv_push(withheld, "functional tests");
+	if (sc->can_poc && !sc->pocs)
+		sb_argv_push(withheld, "PoCs");
+	if (sc->has_intent && !sc->intent)
+		sb_argv_push(withheld, "intent tests");
+}
+
+/* The PoCs, in the project's order, up to the first that still triggers the bug. */
+static int
+run_pocs(const struct mcp_config *c, struct checks *ck)
+{
+	json_t *project = daemon_get(c, "/project"), *list, *p;
+	size_t i;
+	int rc = -1;
+
+	list = json_object_get(project, "poc");
+	if (project == NULL || !json_is_array(list))
+		goto out;
+	ck->poc_total = json_array_size(list);
+	if (ck->build.o == FAILED) {
+		ck->pocs.o = SKIPPED_BUILD;
+		rc = 0;
+		goto out;
+	}
+	ck->pocs.o = PASSED;
+	json_array_foreach (list, i, p) {
+		struct check one = { NOT_RUN, NULL };
+
+		if (!json_is_string(p) || run_check(c, "run_poc", json_string_value(p), &one) < 0) {
+			free(one.log);
+			goto out;
+		}
+		ck->ran_any = true;
+		if (one.o != PASSED) {
+			ck->pocs.o = FAILED;
+			ck->pocs.log = one.log;
+			break;
+		}
+		free(one.log);
+		ck->poc_passed++;
+	}
+	rc = 0;
+out:
+	json_decref(project);
+	return rc;
+}
+
+/* A check that needs the build: not run when the build failed. */
+static int
+run_after_build(const struct mcp_config *c, const char *action, struct checks *ck,
+    struct check *one)
+{
+	if (ck->build.o == FAILED) {
+		one->o = SKIPPED_BUILD;
+		return 0;
+	}
+	if (run_check(c, action, NULL, one) < 0)
+		return -1;
+	ck->ran_any = true;
+	return 0;
+}
+
+/* Every check the task has and the level allows, in order. Returns -1: internal failure. */
+static int
+run_checks(const struct mcp_config *c, const struct scope *sc, struct checks *ck)
+{
+	if (sc->can_build && sc->build) {
+		if (run_check(c, "build", NULL, &ck->build) < 0)
+			return -1;
+		ck->ran_any = true;
+	}
+	if (sc->can_poc && sc->pocs && run_pocs(c, ck) < 0)
+		return -1;
+	if (sc->has_intent && sc->intent && run_after_build(c, "intent_test", ck, &ck->intent) < 0)
+		return -1;
+	if (sc->has_func && sc->functional) {
+		/* Passed intent tests ran the functional tests too (docs/mcp.md). */
+		if (ck->build.o != FAILED && ck->intent.o == PASSED)
+			ck->func.o = COVERED;
+		else if (run_after_build(c, "function_test", ck, &ck->func) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The headline's candidates, by precedence: the first that failed names the result. */
+static const struct {
+	size_t check; /* offsetof(struct checks, ...) */
+	const char *what, *reason;
+} headlines[] = {
+	{ offsetof(struct checks, build), "build",
+	    "The project failed to build with your changes. Fix the build first: nothing else "
+	    "was checked." },
+	{ offsetof(struct checks, func), "functional tests",
+	    "One or more functionality test(s) failed: your patch breaks existing behaviour." },
+	{ offsetof(struct checks, pocs), "PoCs",
+	    "At least one proof-of-concept (PoC) still triggers the vulnerability: the bug is "
+	    "not fixed." },
+	{ offsetof(struct checks, intent), "intent tests",
+	    "One or more intent test(s) failed: the fix does not behave as the project's own fix "
+	    "does." },
+};
+
+/* The headline check, or NULL when none failed; *ret_what and *ret_reason name it. */
+static struct check *
+headline_of(struct checks *ck, const char **ret_what, const char **ret_reason)
+{
+	for (size_t i = 0; i < SB_ARRAY_SIZE(headlines); i++) {
+		struct check *one = (struct check *)((char *)ck + headlines[i].check);
+
+		if (one->o == FAILED) {
+			*ret_what = headlines[i].what;
+			*ret_reason = headlines[i].reason;
+			return one;
+		}
+	}
+	return NULL;
+}
+
+/* "Checks:", a line for each check that has something to say. */
+static void
+append_checks(struct sb_buf *out, const struct checks *ck)
+{
+	static const char *const words[] = { [NOT_RUN] = "not run", [PASSED] = "passed",
+		[FAILED] = "FAILED", [SKIPPED_BUILD] = "not run (the build failed)",
+		[COVERED] = "passed (covered by the intent tests)" };
+
+	if (ck->build.o == NOT_RUN && ck->pocs.o == NOT_RUN && ck->intent.o == NOT_RUN &&
+	    ck->func.o == NOT_RUN)
+		return;
+	(void)sb_buf_appends(out, "\nChecks:\n", NULL);
+	if (ck->build.o != NOT_RUN)
+		(void)sb_buf_appendf(out, NULL, "- build: %s\n", words[ck->build.o]);
+	if (ck->pocs.o == PASSED && ck->poc_total == 0)
+		(void)sb_buf_appends(out, "- PoCs: passed (the task has none)\n", NULL);
+	else if (ck->pocs.o == PASSED)
+		(void)sb_buf_appendf(out, NULL, "- PoCs: passed (%zu of %zu)\n", ck->poc_passed,
+		    ck->poc_total);
+	else if (ck->pocs.o == FAILED)
+		(void)sb_buf_appendf(out, NULL,
+		    "- PoCs: FAILED (passed %zu of %zu; stopped at the first that still "
+		    "triggers the bug)\n",
+		    ck->poc_passed, ck->poc_total);
+	else if (ck->pocs.o != NOT_RUN)
+		(void)sb_buf_appendf(out, NULL, "- PoCs: %s\n", words[ck->pocs.o]);
+	if (ck->intent.o != NOT_RUN)
+		(void)sb_buf_appendf(out, NULL, "- intent tests: %s\n", words[ck->intent.o]);
+	if (ck->func.o != NOT_RUN)
+		(void)sb_buf_appendf(out, NULL, "- functional tests: %s\n", words[ck->func.o]);
+}
+
+/* What the level withheld, and what that leaves unknown. */
+static void
+append_withheld(const struct mcp_config *c, struct sb_buf *out, const struct sb_argv *withheld,
+    bool ran_any, bool pocs_withheld)
+{
+	if (withheld->n == 0)
+		return;
+	(void)sb_buf_appendf(out, NULL, "\nNot available at difficulty level %u (%s): ", c->level,
+	    sb_level_name(c->level));
+	for (size_t i = 0; i < withheld->n; i++)
+		(void)sb_buf_appendf(out, NULL, "%s%s", i ? ", " : "", withheld->v[i]);
+	(void)sb_buf_appends(out, ". Nothing is reported about them.", NULL);
+	if (!ran_any)
+		(void)sb_buf_appends(out, " No check is available at this level.", NULL);
+	else if (pocs_withheld)
+		(void)sb_buf_appends(out, " This result does not show whether the "
+					  "vulnerability is fixed.", NULL);
+	(void)sb_buf_appends(out, "\n", NULL);
+}
+
 char *
 mcp_test_patch(const struct mcp_config *c)
 {
-	/* What the level lets test_patch run: the daemon's own gate (sb_level_allows). */
-	const struct {
-		bool build, functional, pocs, intent;
-	} st = { sb_level_allows(c->level, SB_ACTION_BUILD),
-		sb_level_allows(c->level, SB_ACTION_FUNCTION_TEST),
-		sb_level_allows(c->level, SB_ACTION_RUN_POC),
-		sb_level_allows(c->level, SB_ACTION_INTENT_TEST) };
-	struct check build = { NOT_RUN, NULL }, pocs = { NOT_RUN, NULL }, intent = { NOT_RUN, NULL },
-		     func = { NOT_RUN, NULL };
+	struct checks ck = { .build = { NOT_RUN, NULL }, .pocs = { NOT_RUN, NULL },
+		.intent = { NOT_RUN, NULL }, .func = { NOT_RUN, NULL } };
 	struct sb_buf out = SB_BUF_INIT(16 * 1024 * 1024);
 	_cleanup_argv_ struct sb_argv withheld = SB_ARGV_INIT;
-	json_t *caps = daemon_get(c, "/capabilities"), *project = NULL;
-	bool can_build, can_poc, has_func, has_intent, ran_any = false;
-	size_t poc_total = 0, poc_passed = 0;
-	const char *reason = NULL;
-	struct check *headline = NULL;
-	const char *headline_what = NULL;
+	const char *what = NULL, *reason = NULL;
+	struct check *headline;
+	struct scope sc;
 
-	if (caps == NULL)
+	if (read_scope(c, &sc) < 0)
 		goto internal;
-	can_build = json_is_true(json_object_get(caps, "can_build"));
-	can_poc = json_is_true(json_object_get(caps, "can_run_poc"));
-	has_func = json_is_true(json_object_get(caps, "has_function_test"));
-	has_intent = json_is_true(json_object_get(caps, "has_intent_test"));
-	if (can_build && !st.build)
-		sb_argv_push(&withheld, "build");
-	if (has_func && !st.functional)
-		sb_argv_push(&withheld, "functional tests");
-	if (can_poc && !st.pocs)
-		sb_argv_push(&withheld, "PoCs");
-	if (has_intent && !st.intent)
-		sb_argv_push(&withheld, "intent tests");
-
-	if (can_build && st.build) {
-		if (run_check(c, "build", NULL, &build) < 0)
-			goto internal;
-		ran_any = true;
-	}
-	if (can_poc && st.pocs) {
-		json_t *list, *p;
-		size_t i;
-
-		project = daemon_get(c, "/project");
-		list = json_object_get(project, "poc");
-		if (project == NULL || !json_is_array(list))
-			goto internal;
-		poc_total = json_array_size(list);
-		if (build.o == FAILED) {
-			pocs.o = SKIPPED_BUILD;
-		} else {
-			pocs.o = PASSED;
-			json_array_foreach (list, i, p) {
-				struct check one = { NOT_RUN, NULL };
-
-				if (!json_is_string(p) ||
-				    run_check(c, "run_poc", json_string_value(p), &one) < 0) {
-					free(one.log);
-					goto internal;
-				}
-				ran_any = true;
-				if (one.o != PASSED) {
-					pocs.o = FAILED;
-					pocs.log = one.log;
-					break;
-				}
-				free(one.log);
-				poc_passed++;
-			}
-		}
-	}
-	if (has_intent && st.intent) {
-		if (build.o == FAILED) {
-			intent.o = SKIPPED_BUILD;
-		} else {
-			if (run_check(c, "intent_test", NULL, &intent) < 0)
-				goto internal;
-			ran_any = true;
-		}
-	}
-	if (has_func && st.functional) {
-		if (build.o == FAILED) {
-			func.o = SKIPPED_BUILD;
-		} else if (intent.o == PASSED) {
-			func.o = COVERED;
-		} else {
-			if (run_check(c, "function_test", NULL, &func) < 0)
-				goto internal;
-			ran_any = true;
-		}
-	}
-
-	/* The headline: the first failure by precedence build, functional, PoCs, intent. */
-	if (build.o == FAILED) {
-		headline = &build, headline_what = "build";
-		reason = "The project failed to build with your changes. Fix the build first: "
-			 "nothing else was checked.";
-	} else if (func.o == FAILED) {
-		headline = &func, headline_what = "functional tests";
-		reason = "One or more functionality test(s) failed: your patch breaks existing "
-			 "behaviour.";
-	} else if (pocs.o == FAILED) {
-		headline = &pocs, headline_what = "PoCs";
-		reason = "At least one proof-of-concept (PoC) still triggers the vulnerability: "
-			 "the bug is not fixed.";
-	} else if (intent.o == FAILED) {
-		headline = &intent, headline_what = "intent tests";
-		reason = "One or more intent test(s) failed: the fix does not behave as the "
-			 "project's own fix does.";
-	}
+	list_withheld(&sc, &withheld);
+	if (run_checks(c, &sc, &ck) < 0)
+		goto internal;
+	headline = headline_of(&ck, &what, &reason);
 	if (headline != NULL)
 		(void)sb_buf_appendf(&out, NULL, "test_patch result: FAILED. %s\n", reason);
-	else if (!ran_any)
+	else if (!ck.ran_any)
 		(void)sb_buf_appends(&out, "test_patch result: no checks ran.\n", NULL);
 	else if (withheld.n > 0)
 		(void)sb_buf_appends(&out, "test_patch result: every check that ran passed.\n", NULL);
 	else
 		(void)sb_buf_appends(&out, "test_patch result: every check passed.\n", NULL);
-
-	if (build.o != NOT_RUN || pocs.o != NOT_RUN || intent.o != NOT_RUN || func.o != NOT_RUN) {
-		static const char *const words[] = { [NOT_RUN] = "not run", [PASSED] = "passed",
-			[FAILED] = "FAILED", [SKIPPED_BUILD] = "not run (the build failed)",
-			[COVERED] = "passed (covered by the intent tests)" };
-
-		(void)sb_buf_appends(&out, "\nChecks:\n", NULL);
-		if (build.o != NOT_RUN)
-			(void)sb_buf_appendf(&out, NULL, "- build: %s\n", words[build.o]);
-		if (pocs.o == PASSED && poc_total == 0)
-			(void)sb_buf_appends(&out, "- PoCs: passed (the task has none)\n", NULL);
-		else if (pocs.o == PASSED)
-			(void)sb_buf_appendf(&out, NULL, "- PoCs: passed (%zu of %zu)\n", poc_passed,
-			    poc_total);
-		else if (pocs.o == FAILED)
-			(void)sb_buf_appendf(&out, NULL,
-			    "- PoCs: FAILED (passed %zu of %zu; stopped at the first that still "
-			    "triggers the bug)\n",
-			    poc_passed, poc_total);
-		else if (pocs.o != NOT_RUN)
-			(void)sb_buf_appendf(&out, NULL, "- PoCs: %s\n", words[pocs.o]);
-		if (intent.o != NOT_RUN)
-			(void)sb_buf_appendf(&out, NULL, "- intent tests: %s\n", words[intent.o]);
-		if (func.o != NOT_RUN)
-			(void)sb_buf_appendf(&out, NULL, "- functional tests: %s\n", words[func.o]);
-	}
-	if (withheld.n > 0) {
-		(void)sb_buf_appendf(&out, NULL, "\nNot available at difficulty level %u (%s): ",
-		    c->level, sb_level_name(c->level));
-		for (size_t i = 0; i < withheld.n; i++)
-			(void)sb_buf_appendf(&out, NULL, "%s%s", i ? ", " : "", withheld.v[i]);
-		(void)sb_buf_appends(&out, ". Nothing is reported about them.", NULL);
-		if (!ran_any)
-			(void)sb_buf_appends(&out, " No check is available at this level.", NULL);
-		else if (can_poc && !st.pocs)
-			(void)sb_buf_appends(&out, " This result does not show whether the "
-						   "vulnerability is fixed.", NULL);
-		(void)sb_buf_appends(&out, "\n", NULL);
-	}
+	append_checks(&out, &ck);
+	append_withheld(c, &out, &withheld, ck.ran_any, sc.can_poc && !sc.pocs);
 	if (headline != NULL && headline->log != NULL)
-		append_log(c, &out, headline_what, headline->log);
+		append_log(c, &out, what, headline->log);
 	goto done;
 internal:
 	sb_buf_release(&out);
 	out = (struct sb_buf)SB_BUF_INIT(1024);
 	(void)sb_buf_appends(&out, internal_failure, NULL);
 done:
-	free(build.log);
-	free(pocs.log);
-	free(intent.log);
-	free(func.log);
-	json_decref(caps);
-	json_decref(project);
+	free(ck.build.log);
+	free(ck.pocs.log);
+	free(ck.intent.log);
+	free(ck.func.log);
 	return sb_buf_detach(&out, NULL);
 }
