@@ -1861,6 +1861,57 @@ run_opts_release(struct run_opts *o)
 	memset(o, 0, sizeof(*o));
 }
 
+/*
+ * The options taken together: one run or a job, and the values that must be one of a few;
+ * not 0 on an error, *ret_rc its exit status. runtime_flag: the runtime came from --runtime, not a setting.
+ */
+static int
+run_opts_check(const struct cli_command *cmd, struct run_opts *o, bool runtime_flag,
+    int *ret_rc)
+{
+	/* One task, one agent, at most one model and nothing of a job's: one run, as ever. */
+	if (o->tasks.n == 1 && o->agents.n == 1 && o->models.n <= 1 && o->task_patterns.n == 0 &&
+	    !o->all && o->attempts == 0 && o->jobs == 0 && o->config == NULL) {
+		o->task = sb_xstrdup(o->tasks.v[0]);
+		o->agent = sb_xstrdup(o->agents.v[0]);
+		o->model = o->models.n == 1 ? sb_xstrdup(o->models.v[0]) : NULL;
+	} else if (o->job_id != NULL || o->images_only || o->images_ready || o->run_id != NULL ||
+		   o->keep || o->require_pass) {
+		return *ret_rc = cli_usage_error(cmd, "--run-id, --keep-container and --require-pass "
+						      "are for one run, not a job");
+	} else if (o->config == NULL && o->agents.n == 0) {
+		return *ret_rc = cli_usage_error(cmd, "--agent is required (or --config)");
+	} else if (o->config == NULL && o->tasks.n == 0 && o->task_patterns.n == 0 && !o->all) {
+		return *ret_rc = cli_usage_error(cmd, "--task, --tasks or --all is required (or --config)");
+	}
+	if (o->task == NULL && o->agents.n == 0 && o->config == NULL)
+		return *ret_rc = cli_usage_error(cmd, "--task and --agent are required");
+	/* Name where a bad value came from: a flag the user did not type is a setting. */
+	if (strcmp(o->egress, "restricted") != 0 && strcmp(o->egress, "open") != 0)
+		return *ret_rc = o->egress_set
+		    ? cli_usage_error(cmd, "--egress must be restricted or open")
+		    : cli_usage_error(cmd, "SSEBENCH_EGRESS (%s) must be restricted or open",
+			  getenv("SSEBENCH_EGRESS") != NULL ? "environment" : ".env");
+	if (o->run_id != NULL && !sb_run_id_valid(o->run_id))
+		return *ret_rc = cli_usage_error(cmd, "--run-id: '%s' is not a run id "
+						 "([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64, not 'latest')",
+		    o->run_id);
+	if (strcmp(o->mode, "sandbox") != 0 && strcmp(o->mode, "sidecar") != 0)
+		return *ret_rc = cli_usage_error(cmd, "--mode must be sandbox or sidecar");
+	if (o->runtime != NULL && !runtime_name_valid(o->runtime))
+		return *ret_rc = cli_usage_error(cmd, "%s must be the name of a container runtime "
+						 "([A-Za-z0-9][A-Za-z0-9._-]*), such as runsc",
+		    runtime_flag ? "--runtime" : "SSEBENCH_RUNTIME");
+	if (strcmp(o->mode, "sidecar") == 0)
+		sb_log(SB_LOG_WARN, "sidecar mode is experimental: the agent container has no "
+				    "toolchain for the project (docs/sidecar.md)");
+	if (strcmp(o->mode, "sidecar") == 0 && o->difficulty <= 1)
+		sb_log(SB_LOG_WARN, "in sidecar mode the agent's own container is not held still "
+				    "while run_poc or intent_test runs: at difficulty %u prefer sandbox "
+				    "mode (docs/sidecar.md)", o->difficulty);
+	return 0;
+}
+
 /* The options into *o (released by the caller in every case); -1 with *ret_rc on an error. */
 static int
 run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_opts *o,
@@ -1971,46 +2022,8 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 	}
 	if (optind < argc)
 		return *ret_rc = cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	/* One task, one agent, at most one model and nothing of a job's: one run, as ever. */
-	if (o->tasks.n == 1 && o->agents.n == 1 && o->models.n <= 1 && o->task_patterns.n == 0 &&
-	    !o->all && o->attempts == 0 && o->jobs == 0 && o->config == NULL) {
-		o->task = sb_xstrdup(o->tasks.v[0]);
-		o->agent = sb_xstrdup(o->agents.v[0]);
-		o->model = o->models.n == 1 ? sb_xstrdup(o->models.v[0]) : NULL;
-	} else if (o->job_id != NULL || o->images_only || o->images_ready || o->run_id != NULL ||
-		   o->keep || o->require_pass) {
-		return *ret_rc = cli_usage_error(cmd, "--run-id, --keep-container and --require-pass "
-						      "are for one run, not a job");
-	} else if (o->config == NULL && o->agents.n == 0) {
-		return *ret_rc = cli_usage_error(cmd, "--agent is required (or --config)");
-	} else if (o->config == NULL && o->tasks.n == 0 && o->task_patterns.n == 0 && !o->all) {
-		return *ret_rc = cli_usage_error(cmd, "--task, --tasks or --all is required (or --config)");
-	}
-	if (o->task == NULL && o->agents.n == 0 && o->config == NULL)
-		return *ret_rc = cli_usage_error(cmd, "--task and --agent are required");
-	/* Name where a bad value came from: a flag the user did not type is a setting. */
-	if (strcmp(o->egress, "restricted") != 0 && strcmp(o->egress, "open") != 0)
-		return *ret_rc = o->egress_set
-		    ? cli_usage_error(cmd, "--egress must be restricted or open")
-		    : cli_usage_error(cmd, "SSEBENCH_EGRESS (%s) must be restricted or open",
-			  getenv("SSEBENCH_EGRESS") != NULL ? "environment" : ".env");
-	if (o->run_id != NULL && !sb_run_id_valid(o->run_id))
-		return *ret_rc = cli_usage_error(cmd, "--run-id: '%s' is not a run id "
-						 "([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64, not 'latest')",
-		    o->run_id);
-	if (strcmp(o->mode, "sandbox") != 0 && strcmp(o->mode, "sidecar") != 0)
-		return *ret_rc = cli_usage_error(cmd, "--mode must be sandbox or sidecar");
-	if (o->runtime != NULL && !runtime_name_valid(o->runtime))
-		return *ret_rc = cli_usage_error(cmd, "%s must be the name of a container runtime "
-						 "([A-Za-z0-9][A-Za-z0-9._-]*), such as runsc",
-		    runtime_flag ? "--runtime" : "SSEBENCH_RUNTIME");
-	if (strcmp(o->mode, "sidecar") == 0)
-		sb_log(SB_LOG_WARN, "sidecar mode is experimental: the agent container has no "
-				    "toolchain for the project (docs/sidecar.md)");
-	if (strcmp(o->mode, "sidecar") == 0 && o->difficulty <= 1)
-		sb_log(SB_LOG_WARN, "in sidecar mode the agent's own container is not held still "
-				    "while run_poc or intent_test runs: at difficulty %u prefer sandbox "
-				    "mode (docs/sidecar.md)", o->difficulty);
+	if (run_opts_check(cmd, o, runtime_flag, ret_rc) != 0)
+		return -1;
 	if (o->local == NULL)
 		o->local = cli_default_dataset();
 	return 0;
