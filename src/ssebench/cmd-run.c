@@ -4,10 +4,13 @@
  * sidecar mode (a task container and an agent container; docs/sidecar.md), as upstream's
  * (docs/upstream.md, "What a run does").
  *
- * Fail fast on anything the user gave wrong, before building anything; then build the
- * layers (base -> case -> runtime -> tool -> agent), make the networks, the run directory
- * and the secrets file, start the container in the foreground, and turn what it left into
- * result.json and summary.json.
+ * One run is a sequence of phases over one struct run (run_one): fail fast on anything the
+ * user gave wrong, before building anything (run_check); build the layers (base -> case ->
+ * runtime -> tool -> agent: run_build_images); make the run's disks and network
+ * (run_prepare_host), its directory and secrets file (run_prepare_dir); start the
+ * container in the foreground (run_start); and turn what it left into result.json and
+ * summary.json (run_collect). What the phases made goes in run_cleanup, in every case.
+ * The containers' command lines are docker.c's (struct docker_container).
  */
 #include "config.h"
 
