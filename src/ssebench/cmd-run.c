@@ -583,12 +583,13 @@ add_disk_mounts(struct docker_container *c, const struct run_ctx *rx, const char
  * Activity counters the kernel shows every container (sb/counters.h): ext4's per-disk
  * figures, the block devices' (in /proc/diskstats and in each device's own sysfs
  * directory, which /sys/block only links to), each file system's (/sys/fs/<fs>), pages
- * dirtied and written, block interrupts, io stall time. Code beside the hidden material moved them and the agent
- * read the PoC or the hidden test back after the thaw, and from another container any
- * other run's (tests/integrity/README.md). Nothing a run does needs them: empty in every
- * run container. Only what exists is masked (Docker cannot make a mount point in /proc
- * or /sys); the entrypoint checks the rest (isolation.c:check_counters_masked), so a
- * place this misses fails the run rather than leaving it open.
+ * dirtied and written, block interrupts, io stall time. Code beside the hidden material
+ * moved them and the agent read the PoC or the hidden test back after the thaw, and from
+ * another container any other run's (tests/integrity/README.md). Nothing a run does needs
+ * them: empty in every run container. Only what exists is masked (Docker cannot make a
+ * mount point in /proc or /sys); the entrypoint checks the rest
+ * (isolation.c:check_counters_masked), so a place this misses fails the run rather than
+ * leaving it open.
  */
 static void
 add_counter_masks(struct docker_container *c)
@@ -1101,8 +1102,8 @@ check_task(struct run *r)
 		return run_stop(r, cli_fail("the task '%s' is not valid (see above)", o->task));
 	}
 	if (r->reference && r->task->config->files.patch.s == NULL)
-		return run_stop(r, cli_fail("the task '%s' has no files.patch for the reference agent",
-		    o->task));
+		return run_stop(r, cli_fail("the task '%s' has no files.patch for the reference "
+					    "agent", o->task));
 	return 0;
 }
 
@@ -1177,7 +1178,8 @@ build_layers(const struct run *r, struct images *im, const char *dataset_name,
 	const struct sb_dataset *ds = r->ds;
 
 	if (images_ensure_base(im, r->task->base, err) < 0 ||
-	    images_build_case(im, ds->path, dataset_name, r->task, r->digest, ds->canary, err) < 0 ||
+	    images_build_case(im, ds->path, dataset_name, r->task, r->digest, ds->canary,
+		err) < 0 ||
 	    images_build_runtime(im, err) < 0 ||
 	    (r->sidecar ? images_build_sidecar_case(im, r->task, r->case_image, err)
 			: images_build_tool(im, r->task, r->case_image, err)) < 0)
@@ -1211,7 +1213,8 @@ run_build_images(struct run *r)
 
 	r->case_image = image_case(dataset_name, r->task->name);
 	r->task_image = r->sidecar ? image_tool_sidecar(r->task->name) : image_tool(r->task->name);
-	r->agent_image = r->sidecar ? image_agent_sidecar(&r->ag) : image_agent(&r->ag, r->task->name);
+	r->agent_image = r->sidecar ? image_agent_sidecar(&r->ag)
+				    : image_agent(&r->ag, r->task->name);
 	if (sb_mkdir_p(r->parent, 0755, &err) < 0)
 		return run_fail(r, &err);
 	r->log_path = sb_xasprintf("%s/.build-%s.log", r->parent, o->run_id);
@@ -1284,11 +1287,13 @@ run_prepare_host(struct run *r)
 		return run_fail(r, &err);
 	r->net_made = true;
 	/* Another runtime (--runtime) keeps its own cgroups: held by signals there. */
-	r->rx.agent_freezer = o->runtime != NULL ? "signals"
-						 : agent_cgroup_make(o->run_id, &r->rx.agent_cgroup);
+	r->rx.agent_freezer = o->runtime != NULL
+	    ? "signals"
+	    : agent_cgroup_make(o->run_id, &r->rx.agent_cgroup);
 	progress("run %s: the agent is held still during checks on hidden material by %s",
-	    o->run_id, strcmp(r->rx.agent_freezer, "signals") == 0 ? "signals (no freezer cgroup here)"
-	    : r->rx.agent_freezer);
+	    o->run_id, strcmp(r->rx.agent_freezer, "signals") == 0
+		? "signals (no freezer cgroup here)"
+		: r->rx.agent_freezer);
 	if (r->uses_model && proxy_attach(&r->px, r->rx.net, &err) < 0)
 		return run_fail(r, &err);
 	if (strcmp(o->egress, "open") != 0) {
@@ -1572,7 +1577,8 @@ write_result(struct run *r, int rfd, json_t **ret_cfg, struct sb_error **err)
 		    : NULL;
 		json_t *iso = NULL;
 
-		if (sb_json_load_file_at(rfd, "result.json", SB_JSON_FILE_MAX, &r->result, NULL) < 0)
+		if (sb_json_load_file_at(rfd, "result.json", SB_JSON_FILE_MAX, &r->result,
+			NULL) < 0)
 			r->result = NULL;
 		if (sb_json_load_file_at(rfd, "isolation.json", SB_JSON_FILE_MAX, &iso, NULL) < 0)
 			iso = NULL;
@@ -1591,7 +1597,7 @@ write_result(struct run *r, int rfd, json_t **ret_cfg, struct sb_error **err)
 		check_results_dir(rfd, 1, &rc2);
 		if (rc2.removed + rc2.fixed > 0)
 			sb_log(SB_LOG_WARN, "the run directory held %llu entries it must not "
-					    "(removed) and %llu directories with loose modes (fixed)",
+			    "(removed) and %llu directories with loose modes (fixed)",
 			    (unsigned long long)rc2.removed, (unsigned long long)rc2.fixed);
 		json_object_set_new(r->result, "results_check",
 		    json_pack("{s:I, s:I, s:I}", "archive_left_behind", (json_int_t)r->archive_left,
@@ -1607,7 +1613,8 @@ write_result(struct run *r, int rfd, json_t **ret_cfg, struct sb_error **err)
 	if (r->rx.agent_freezer == NULL || strcmp(r->rx.agent_freezer, "signals") == 0)
 		freezer_record = sb_xstrdup("signals");
 	else
-		freezer_record = sb_xasprintf("%s%s", r->rx.agent_freezer, r->sidecar ? "-task-container" : "");
+		freezer_record = sb_xasprintf("%s%s", r->rx.agent_freezer,
+		    r->sidecar ? "-task-container" : "");
 	/* Sidecar mode has its own two layers: no tool layer (docs/upstream.md, "Result
 	 * files": tool_layer). */
 	cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[], s:o, s:I, s:s}",
@@ -1633,7 +1640,8 @@ write_summary(struct run *r, int rfd, json_t *cfg, struct sb_error **err)
 	time_t now = time(NULL);
 	struct tm tm;
 
-	summary = json_pack("{s:o, s:O, s:O, s:O, s:O, s:b, s:f, s:s, s:s, s:[], s:{s:s, s:s, s:s}}",
+	summary = json_pack("{s:o, s:O, s:O, s:O, s:O, s:b, s:f, s:s, s:s, s:[], "
+			    "s:{s:s, s:s, s:s}}",
 	    "task", sb_task_config_to_json(r->task->config), "config", cfg, "patch_result",
 	    json_object_get(result, "patch_result"), "runtime_result",
 	    json_object_get(result, "runtime_result") ? json_object_get(result, "runtime_result")
@@ -1866,7 +1874,8 @@ run_opts_release(struct run_opts *o)
 
 /*
  * The options taken together: one run or a job, and the values that must be one of a few;
- * not 0 on an error, *ret_rc its exit status. runtime_flag: the runtime came from --runtime, not a setting.
+ * not 0 on an error, *ret_rc its exit status. runtime_flag: the runtime came from
+ * --runtime, not a setting.
  */
 static int
 run_opts_check(const struct cli_command *cmd, struct run_opts *o, bool runtime_flag,

@@ -193,7 +193,8 @@ setting_value(const struct docker_setting *st)
 	case DOCKER_TMPFS:
 		return sb_xasprintf("%s:%s", st->target, st->value);
 	case DOCKER_MASK_DIR:
-		return sb_xasprintf("type=tmpfs,dst=%s,tmpfs-size=4096,tmpfs-mode=0555", st->target);
+		return sb_xasprintf("type=tmpfs,dst=%s,tmpfs-size=4096,tmpfs-mode=0555",
+		    st->target);
 	case DOCKER_MASK_FILE:
 		return sb_xasprintf("type=bind,src=/dev/null,dst=%s,readonly", st->target);
 	case DOCKER_NO_CORE:
