@@ -1924,7 +1924,11 @@ run_opts_check(const struct cli_command *cmd, struct run_opts *o, bool runtime_f
 	return 0;
 }
 
-/* The options into *o (released by the caller in every case); -1 with *ret_rc on an error. */
+/*
+ * The options into *o (released by the caller in every case); -1 with *ret_rc on an error.
+ * Long because it is getopt's option table and its switch, one case per option; what the
+ * options mean together is run_opts_check's.
+ */
 static int
 run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_opts *o,
     int *ret_rc)
