@@ -4,10 +4,13 @@
  * sidecar mode (a task container and an agent container; docs/sidecar.md), as upstream's
  * (docs/upstream.md, "What a run does").
  *
- * Fail fast on anything the user gave wrong, before building anything; then build the
- * layers (base -> case -> runtime -> tool -> agent), make the networks, the run directory
- * and the secrets file, start the container in the foreground, and turn what it left into
- * result.json and summary.json.
+ * One run is a sequence of phases over one struct run (run_one): fail fast on anything the
+ * user gave wrong, before building anything (run_check); build the layers (base -> case ->
+ * runtime -> tool -> agent: run_build_images); make the run's disks and network
+ * (run_prepare_host), its directory and secrets file (run_prepare_dir); start the
+ * container in the foreground (run_start); and turn what it left into result.json and
+ * summary.json (run_collect). What the phases made goes in run_cleanup, in every case.
+ * The containers' command lines are docker.c's (struct docker_container).
  */
 #include "config.h"
 
@@ -436,7 +439,7 @@ wait_container(struct sb_cmd *cmd, const char *name, struct phase_end *pe,
 /* What the containers of one run share: the run's settings and its host paths. */
 struct run_ctx {
 	const struct run_opts *o;
-	const char *net, *gateway, *mem, *cpus, *pids;
+	char *net, *gateway, *mem, *cpus, *pids;
 	bool canary, reference, proxy_key;
 	char *run_dir, *archive, *secrets, *ref; /* absolute; ref only for the reference agent */
 	char *seccomp;				 /* the profile of containers that run scripts */
@@ -452,6 +455,11 @@ struct run_ctx {
 static void
 run_ctx_release(struct run_ctx *rx)
 {
+	free(rx->net);
+	free(rx->gateway);
+	free(rx->mem);
+	free(rx->cpus);
+	free(rx->pids);
 	free(rx->run_dir);
 	free(rx->archive);
 	free(rx->secrets);
@@ -536,12 +544,12 @@ check_runtime(const char *name, struct sb_error **err)
 
 /* -v DISK_DIR:TARGET for one directory of the run's file system. */
 static void
-push_disk_dir(struct sb_argv *a, const struct run_ctx *rx, const char *name, const char *target)
+add_disk_dir(struct docker_container *c, const struct run_ctx *rx, const char *name,
+    const char *target)
 {
 	_cleanup_free_ char *dir = disk_path(rx->disk, name);
 
-	sb_argv_push(a, "-v");
-	sb_argv_pushf(a, "%s:%s", dir, target);
+	docker_container_add(c, DOCKER_DIR, dir, target, NULL);
 }
 
 /*
@@ -553,27 +561,52 @@ push_disk_dir(struct sb_argv *a, const struct run_ctx *rx, const char *name, con
  * the runner's area and the daemon's state.
  */
 static void
-push_disk_mounts(struct sb_argv *a, const struct run_ctx *rx, const char *role)
+add_disk_mounts(struct docker_container *c, const struct run_ctx *rx, const char *role)
 {
 	bool task = role != NULL && strcmp(role, "task") == 0;
-	bool agent_side = role == NULL || !task;
 
-	sb_argv_pushl(a, "--read-only", "--tmpfs", "/run:rw,nosuid,nodev,mode=0755,size=16m",
-	    NULL);
-	push_disk_dir(a, rx, task ? DISK_TMP_TASK : DISK_TMP, "/tmp");
-	push_disk_dir(a, rx, task ? DISK_VARTMP_TASK : DISK_VARTMP, "/var/tmp");
-	push_disk_dir(a, rx, DISK_ARCHIVE, "/tmp/sse-archive");
+	docker_container_add(c, DOCKER_READ_ONLY, NULL, NULL, NULL);
+	docker_container_add(c, DOCKER_TMPFS, NULL, "/run", "rw,nosuid,nodev,mode=0755,size=16m");
+	add_disk_dir(c, rx, task ? DISK_TMP_TASK : DISK_TMP, "/tmp");
+	add_disk_dir(c, rx, task ? DISK_VARTMP_TASK : DISK_VARTMP, "/var/tmp");
+	add_disk_dir(c, rx, DISK_ARCHIVE, "/tmp/sse-archive");
 	if (role == NULL || task) {
-		push_disk_dir(a, rx, DISK_RUNNER, "/var/lib/ssebench-runner");
-		push_disk_dir(a, rx, DISK_STATE, "/var/lib/ssebench-daemon");
+		add_disk_dir(c, rx, DISK_RUNNER, "/var/lib/ssebench-runner");
+		add_disk_dir(c, rx, DISK_STATE, "/var/lib/ssebench-daemon");
 	}
-	(void)agent_side;
-	sb_argv_pushl(a, "--mount", NULL);
-	sb_argv_pushf(a, "type=volume,source=%s,target=%s", rx->vol_home, AGENT_HOME);
-	if (role == NULL) {
-		sb_argv_pushl(a, "--mount", NULL);
-		sb_argv_pushf(a, "type=volume,source=%s,target=%s", rx->vol_source, rx->source);
+	docker_container_add(c, DOCKER_VOLUME, rx->vol_home, AGENT_HOME, NULL);
+	if (role == NULL)
+		docker_container_add(c, DOCKER_VOLUME, rx->vol_source, rx->source, NULL);
+}
+
+/*
+ * Activity counters the kernel shows every container (sb/counters.h): ext4's per-disk
+ * figures, the block devices' (in /proc/diskstats and in each device's own sysfs
+ * directory, which /sys/block only links to), each file system's (/sys/fs/<fs>), pages
+ * dirtied and written, block interrupts, io stall time. Code beside the hidden material
+ * moved them and the agent read the PoC or the hidden test back after the thaw, and from
+ * another container any other run's (tests/integrity/README.md). Nothing a run does needs
+ * them: empty in every run container. Only what exists is masked (Docker cannot make a
+ * mount point in /proc or /sys); the entrypoint checks the rest
+ * (isolation.c:check_counters_masked), so a place this misses fails the run rather than
+ * leaving it open.
+ */
+static void
+add_counter_masks(struct docker_container *c)
+{
+	_cleanup_argv_ struct sb_argv dirs = SB_ARGV_INIT;
+	struct stat st;
+
+	sb_counter_masked_dirs(&dirs);
+	for (size_t i = 0; i < dirs.n; i++) {
+		/* A comma or quote would end --mount's field: left unmasked, so checked. */
+		if (strpbrk(dirs.v[i], ",\"\n") != NULL)
+			continue;
+		docker_container_add(c, DOCKER_MASK_DIR, NULL, dirs.v[i], NULL);
 	}
+	for (size_t i = 0; sb_counter_files[i] != NULL; i++)
+		if (lstat(sb_counter_files[i], &st) == 0 && S_ISREG(st.st_mode))
+			docker_container_add(c, DOCKER_MASK_FILE, NULL, sb_counter_files[i], NULL);
 }
 
 /*
@@ -613,145 +646,110 @@ disk_volumes_remove(const struct run_ctx *rx)
 		(void)docker_output(&a, NULL, NULL);
 }
 
-/*
- * Everything a run container gets, in either mode: the network, the labels, what the run
- * claims (the entrypoint establishes it or the run is not scored), the results directory,
- * the archive, the secrets file, the resource limits. role is NULL in sandbox mode, or the
- * sidecar container's role ("task" or "agent"). Both sidecar containers mount the archive
- * writable (the agent writes its archive in both modes: docs/sidecar.md): the agent's commands
- * through the daemon's bash tool run in the task container and may write their notes there too. It
- * is the agent's only while the agent phase lasts: the agent container hands it back to root once
- * the agent's processes in both containers have been killed.
- */
+/* The labels of a run container: `runs` finds a run's containers by them. */
 static void
-push_run_args(struct sb_argv *a, const struct run_ctx *rx, const char *role)
+add_run_labels(struct docker_container *c, const struct run_ctx *rx, const char *role)
 {
 	const struct run_opts *o = rx->o;
 	bool task = role != NULL && strcmp(role, "task") == 0;
 
-	sb_argv_pushl(a, "--network", rx->net, NULL);
-	if (o->runtime != NULL)
-		sb_argv_pushl(a, "--runtime", o->runtime, NULL);
-	if (strcmp(o->egress, "open") != 0)
-		sb_argv_pushl(a, "--dns-opt", "timeout:1", "--dns-opt", "attempts:1", NULL);
-	sb_argv_push(a, "--label");
-	sb_argv_pushf(a, "ssebench.run=%s", o->run_id);
-	sb_argv_push(a, "--label");
-	sb_argv_pushf(a, "ssebench.run-id=%s", o->run_id);
-	if (o->job_id != NULL) {
-		sb_argv_push(a, "--label");
-		sb_argv_pushf(a, "ssebench.job=%s", o->job_id);
-	}
-	sb_argv_push(a, "--label");
-	sb_argv_pushf(a, "ssebench.task-id=%s", o->task);
-	sb_argv_push(a, "--label");
-	sb_argv_pushf(a, "ssebench.model=%s", o->model);
-	sb_argv_push(a, "--label");
-	sb_argv_pushf(a, "ssebench.agent=%s", o->agent);
-	sb_argv_push(a, "--label");
-	sb_argv_pushf(a, "ssebench.mode=%s", role != NULL ? "sidecar" : "sandbox");
-	if (role != NULL) {
-		sb_argv_push(a, "--label");
-		sb_argv_pushf(a, "ssebench.sidecar-role=%s", role);
-	}
+	sb_argv_pushf(&c->labels, "ssebench.run=%s", o->run_id);
+	sb_argv_pushf(&c->labels, "ssebench.run-id=%s", o->run_id);
+	if (o->job_id != NULL)
+		sb_argv_pushf(&c->labels, "ssebench.job=%s", o->job_id);
+	sb_argv_pushf(&c->labels, "ssebench.task-id=%s", o->task);
+	sb_argv_pushf(&c->labels, "ssebench.model=%s", o->model);
+	sb_argv_pushf(&c->labels, "ssebench.agent=%s", o->agent);
+	sb_argv_pushf(&c->labels, "ssebench.mode=%s", role != NULL ? "sidecar" : "sandbox");
+	if (role != NULL)
+		sb_argv_pushf(&c->labels, "ssebench.sidecar-role=%s", role);
 	/* The web UI finds a run by one container: the task container in sidecar mode. */
 	if (role == NULL || task)
-		sb_argv_pushl(a, "--label", "ssebench.webui=true", NULL);
-	sb_argv_push(a, "--label");
-	sb_argv_pushf(a, "ssebench.results=%s", rx->run_dir);
+		sb_argv_push(&c->labels, "ssebench.webui=true");
+	sb_argv_pushf(&c->labels, "ssebench.results=%s", rx->run_dir);
 	if (rx->reference)
-		sb_argv_pushl(a, "--label", "ssebench.reference-run=true", NULL);
-	sb_argv_push(a, "-e");
-	sb_argv_pushf(a, "SSE_DIFFICULTY=%u", o->difficulty);
-	sb_argv_push(a, "-e");
-	sb_argv_pushf(a, "TIMEOUT=%llu", (unsigned long long)o->timeout);
-	sb_argv_push(a, "-e");
-	sb_argv_pushf(a, "SSE_KEEP_ALIVE=%d", o->keep ? 1 : 0);
-	sb_argv_push(a, "-e");
-	sb_argv_pushf(a, "SSE_EGRESS=%s", o->egress);
+		sb_argv_push(&c->labels, "ssebench.reference-run=true");
+}
+
+/* What the run claims (the entrypoint establishes it or the run is not scored). */
+static void
+add_run_env(struct docker_container *c, const struct run_ctx *rx, const char *role)
+{
+	const struct run_opts *o = rx->o;
+	bool task = role != NULL && strcmp(role, "task") == 0;
+
+	docker_container_env(c, "SSE_DIFFICULTY=%u", o->difficulty);
+	docker_container_env(c, "TIMEOUT=%llu", (unsigned long long)o->timeout);
+	docker_container_env(c, "SSE_KEEP_ALIVE=%d", o->keep ? 1 : 0);
+	docker_container_env(c, "SSE_EGRESS=%s", o->egress);
 	if (rx->reference && !task)
-		sb_argv_pushl(a, "-e", "SSE_REFERENCE_RUN=1", NULL);
+		docker_container_env(c, "SSE_REFERENCE_RUN=1");
 	/* The container that ends the agent phase waits for the key to be revoked. */
 	if (rx->proxy_key && !task)
-		sb_argv_pushl(a, "-e", "SSE_PROXY_KEY=1", NULL);
-	if (rx->gateway != NULL) {
-		sb_argv_push(a, "-e");
-		sb_argv_pushf(a, "SSE_NET_GATEWAY=%s", rx->gateway);
-	}
+		docker_container_env(c, "SSE_PROXY_KEY=1");
+	if (rx->gateway != NULL)
+		docker_container_env(c, "SSE_NET_GATEWAY=%s", rx->gateway);
 	if (rx->canary)
-		sb_argv_pushl(a, "-e", "SSE_NET_CANARY=" NET_CANARY_ADDR, NULL);
-	sb_argv_push(a, "-e");
-	sb_argv_pushf(a, "SSE_RUNNER_UID=%lu", rx->runner_uid);
+		docker_container_env(c, "SSE_NET_CANARY=" NET_CANARY_ADDR);
+	docker_container_env(c, "SSE_RUNNER_UID=%lu", rx->runner_uid);
 	/* The walk for places shared by the agent and the scripts covers the whole view: set
 	 * here, so that no ENV of a task image can point it at an empty directory. */
-	sb_argv_pushl(a, "-e", "SSE_SHARED_WALK_ROOT=/", NULL);
+	docker_container_env(c, "SSE_SHARED_WALK_ROOT=/");
 	/* The per-disk counters are masked below: the entrypoint checks that they are. */
-	sb_argv_pushl(a, "-e", "SSE_COUNTERS_MASKED=1", NULL);
+	docker_container_env(c, "SSE_COUNTERS_MASKED=1");
 	/* The scripts' own root (images/sandbox/setup-tool-layer.sh, step 6), pinned likewise:
 	 * a task image's ENV must not give them the agent's files back. */
-	sb_argv_pushl(a, "-e", "SSE_RUNNER_ROOT=" RUNNER_ROOT, NULL);
+	docker_container_env(c, "SSE_RUNNER_ROOT=" RUNNER_ROOT);
+}
+
+/*
+ * Everything a run container gets, in either mode: the network, the labels, what the run
+ * claims, the results directory, the archive, the secrets file, the resource limits. role
+ * is NULL in sandbox mode, or the sidecar container's role ("task" or "agent"). Both
+ * sidecar containers mount the archive writable (the agent writes its archive in both
+ * modes: docs/sidecar.md): the agent's commands through the daemon's bash tool run in the
+ * task container and may write their notes there too. It is the agent's only while the
+ * agent phase lasts: the agent container hands it back to root once the agent's processes
+ * in both containers have been killed.
+ */
+static void
+describe_run_container(struct docker_container *c, const struct run_ctx *rx, const char *role)
+{
+	const struct run_opts *o = rx->o;
+	bool task = role != NULL && strcmp(role, "task") == 0;
+
+	c->network = rx->net;
+	c->runtime = o->runtime;
+	c->dns_fail_fast = strcmp(o->egress, "open") != 0;
+	add_run_labels(c, rx, role);
+	add_run_env(c, rx, role);
 	/* The agent's processes run where the daemon runs them (not the sidecar agent's). */
 	if (rx->agent_cgroup != NULL && (role == NULL || task)) {
-		sb_argv_push(a, "--mount");
-		sb_argv_pushf(a, "type=bind,source=%s,target=" AGENT_CGROUP_TARGET, rx->agent_cgroup);
-		sb_argv_pushl(a, "-e", "SSE_AGENT_CGROUP=" AGENT_CGROUP_TARGET, NULL);
+		docker_container_add(c, DOCKER_BIND, rx->agent_cgroup, AGENT_CGROUP_TARGET, NULL);
+		docker_container_env(c, "SSE_AGENT_CGROUP=" AGENT_CGROUP_TARGET);
 	}
-	sb_argv_push(a, "-v");
-	sb_argv_pushf(a, "%s:/var/lib/ssebench/results", rx->run_dir);
-	sb_argv_push(a, "--mount");
-	sb_argv_pushf(a, "type=bind,source=%s,target=/run/ssebench-secrets/run.env,readonly",
-	    rx->secrets);
-	push_disk_mounts(a, rx, role);
-	/*
-	 * Activity counters the kernel shows every container (sb/counters.h): ext4's per-disk
-	 * figures, the block devices' (in /proc/diskstats and in each device's own sysfs
-	 * directory, which /sys/block only links to), each file system's (/sys/fs/<fs>), pages
-	 * dirtied and written, block interrupts, io stall time. Code beside the hidden material moved them and the agent
-	 * read the PoC or the hidden test back after the thaw, and from another container any
-	 * other run's (tests/integrity/README.md). Nothing a run does needs them: empty in every
-	 * run container. Only what exists is masked (Docker cannot make a mount point in /proc
-	 * or /sys); the entrypoint checks the rest (isolation.c:check_counters_masked), so a
-	 * place this misses fails the run rather than leaving it open.
-	 */
-	{
-		_cleanup_argv_ struct sb_argv dirs = SB_ARGV_INIT;
-		struct stat st;
-
-		sb_counter_masked_dirs(&dirs);
-		for (size_t i = 0; i < dirs.n; i++) {
-			/* A comma or quote would end --mount's field: left unmasked, so checked. */
-			if (strpbrk(dirs.v[i], ",\"\n") != NULL)
-				continue;
-			sb_argv_push(a, "--mount");
-			sb_argv_pushf(a, "type=tmpfs,dst=%s,tmpfs-size=4096,tmpfs-mode=0555",
-			    dirs.v[i]);
-		}
-		for (size_t i = 0; sb_counter_files[i] != NULL; i++)
-			if (lstat(sb_counter_files[i], &st) == 0 && S_ISREG(st.st_mode)) {
-				sb_argv_push(a, "--mount");
-				sb_argv_pushf(a, "type=bind,src=/dev/null,dst=%s,readonly",
-				    sb_counter_files[i]);
-			}
-	}
+	docker_container_add(c, DOCKER_DIR, rx->run_dir, "/var/lib/ssebench/results", NULL);
+	docker_container_add(c, DOCKER_BIND_RO, rx->secrets, "/run/ssebench-secrets/run.env", NULL);
+	add_disk_mounts(c, rx, role);
+	add_counter_masks(c);
 	/* Resource limits (fail closed: a bad value falls back, never to "unlimited"). */
-	sb_argv_pushl(a, "--memory", rx->mem, "--cpus", rx->cpus, "--pids-limit", rx->pids,
-	    "--ulimit", "core=0", "--security-opt", "no-new-privileges", NULL);
+	docker_container_add(c, DOCKER_MEMORY, NULL, NULL, rx->mem);
+	docker_container_add(c, DOCKER_CPUS, NULL, NULL, rx->cpus);
+	docker_container_add(c, DOCKER_PIDS, NULL, NULL, rx->pids);
+	docker_container_add(c, DOCKER_NO_CORE, NULL, NULL, NULL);
+	docker_container_add(c, DOCKER_NO_NEW_PRIVILEGES, NULL, NULL, NULL);
 	/* The container that runs task scripts needs what their sandbox needs (seccomp.c); the
 	 * sidecar agent container runs none, and keeps Docker's default. */
-	if (role == NULL || task) {
-		sb_argv_push(a, "--security-opt");
-		sb_argv_pushf(a, "seccomp=%s", rx->seccomp);
-	}
+	if (role == NULL || task)
+		docker_container_add(c, DOCKER_SECCOMP, NULL, NULL, rx->seccomp);
 }
 
 /* The two shared volumes, at the same paths in both sidecar containers. */
 static void
-push_sidecar_volumes(struct sb_argv *a, const struct run_ctx *rx, const char *source)
+add_sidecar_volumes(struct docker_container *c, const struct run_ctx *rx, const char *source)
 {
-	sb_argv_pushl(a, "--mount", NULL);
-	sb_argv_pushf(a, "type=volume,source=%s,target=%s", rx->vol_source, source);
-	sb_argv_pushl(a, "--mount", NULL);
-	sb_argv_pushf(a, "type=volume,source=%s,target=/run/ssebench", rx->vol_sockets);
+	docker_container_add(c, DOCKER_VOLUME, rx->vol_source, source, NULL);
+	docker_container_add(c, DOCKER_VOLUME, rx->vol_sockets, "/run/ssebench", NULL);
 }
 
 /* docker volume rm, and docker rm -f of the task container (either may be NULL). */
@@ -785,11 +783,12 @@ sidecar_start_task(struct run_ctx *rx, const struct sb_task *t, const char *imag
     const char *name, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_(docker_container_release) struct docker_container c = DOCKER_CONTAINER_INIT;
 	_cleanup_free_ char *out = NULL;
 	const char *id = rx->o->run_id;
 
 	rx->vol_sockets = sb_xasprintf("ssebench-%s-sockets", id);
-	/* The tree's volume is made with the run's disk (do_run); the sockets' is small. */
+	/* The tree's volume is made with the run's disk (run_start); the sockets' is small. */
 	sb_argv_pushl(&a, "volume", "create", "--label", NULL);
 	sb_argv_pushf(&a, "ssebench.run=%s", id);
 	sb_argv_push(&a, rx->vol_sockets);
@@ -798,10 +797,13 @@ sidecar_start_task(struct run_ctx *rx, const struct sb_task *t, const char *imag
 		return sb_error_set(err, EIO, "docker volume create %s failed", rx->vol_sockets);
 	}
 	sb_argv_release(&a);
-	sb_argv_pushl(&a, "run", "-d", "--name", name, "--hostname", "task", NULL);
-	push_run_args(&a, rx, "task");
-	push_sidecar_volumes(&a, rx, t->config->source.s);
-	sb_argv_push(&a, image);
+	c.name = name;
+	c.hostname = "task";
+	c.image = image;
+	c.detach = true;
+	describe_run_container(&c, rx, "task");
+	add_sidecar_volumes(&c, rx, t->config->source.s);
+	docker_run_args(&c, &a);
 	progress("run %s: starting the task container %s", id, name);
 	if (docker_output(&a, &out, err) != 0) {
 		sidecar_remove(rx, name);
@@ -992,201 +994,273 @@ print_json_result(struct run_opts *o, const json_t *result, const char *status,
 	o->json_printed = true;
 }
 
-static int
-do_run(struct run_opts *o)
-{
-	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
-	_cleanup_free_ char *dataset_name = NULL, *case_image = NULL;
-	_cleanup_free_ char *agent_image = NULL, *run_dir = NULL, *parent = NULL;
-	_cleanup_free_ char *secrets_dir = NULL, *secrets = NULL, *ref = NULL, *net = NULL;
-	_cleanup_free_ char *mem = NULL, *cpus = NULL, *pids = NULL, *log_path = NULL;
-	_cleanup_free_ char *archive = NULL, *started_at = NULL, *container = NULL;
-	_cleanup_free_ char *gateway = NULL, *task_image = NULL, *task_container = NULL;
-	_cleanup_free_ char *freezer_record = NULL;
-	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
-	struct run_ctx rx = { .o = o };
-	struct proxy px = { 0 };
-	bool uses_model = false;
-	double spend = 0.0;
-	bool sidecar = strcmp(o->mode, "sidecar") == 0, sidecar_done = false;
-	struct agent_info ag = { NULL, NULL, NULL, NULL, 0, false };
-	struct sb_dataset *ds = NULL;
-	struct sb_task *task = NULL;
-	struct sb_error *err = NULL;
-	struct images im;
-	bool reference, interrupted = false, scored = false, canary = false, net_made = false;
-	json_t *flags = NULL, *flag_counts = NULL; /* the answer-seeking scan's (sb/scan.h) */
-	json_int_t flags_total = 0;
-	enum sb_iso_outcome outcome = SB_ISO_UNSCORED;
-	struct phase_end pe = { .run_fd = -1 };
-	struct run_disk disk = { 0 };
-	bool disk_made = false;
-	uint64_t archive_left = 0;
+/*
+ * One run's state, passed from phase to phase (run_one): what a phase makes, the next ones
+ * use, and run_cleanup takes down whatever was made, in every case.
+ */
+struct run {
+	struct run_opts *o;
+	int rc;	   /* the exit status, once a phase has stopped the run or it has ended */
+	double t0; /* progress_clock() at the start */
+	/* Checked (run_check). */
+	bool reference, uses_model, sidecar;
+	struct agent_info ag;
+	struct sb_diags diags;
+	struct sb_dataset *ds;
+	struct sb_task *task; /* one of ds's */
+	struct proxy px;
+	char *parent, *run_dir; /* <results>/<task>/<model>/<agent>, and it/<run id> */
+	/* Built (run_build_images). */
+	char *case_image, *task_image, *agent_image, *log_path;
 	char digest[65];
-	int rc = SB_EXIT_FAILURE, code;
-	json_t *result = NULL;
-	const char *project = cli_setting("COMPOSE_PROJECT_NAME", "ssebench");
-	const char *slash;
+	/* Prepared (run_prepare_host, run_prepare_dir). */
+	struct run_disk disk;
+	bool disk_made, net_made;
+	char *archive, *secrets_dir, *secrets, *ref;
+	/* What the containers share (the network, the limits, ...), filled as it is made. */
+	struct run_ctx rx;
+	/* Started (run_start). */
+	char *container, *task_container, *started_at;
+	bool container_done; /* the agent container ran to its end */
+	bool interrupted;
+	struct phase_end pe;
+	/* Collected (run_collect). */
+	uint64_t archive_left;
+	double spend;
+	json_t *result, *flags, *flag_counts; /* the answer-seeking scan's (sb/scan.h) */
+	json_int_t flags_total;
+	enum sb_iso_outcome outcome;
+	bool scored;
+};
 
-	double run_t0 = progress_clock();
+/* A phase's error: said, and the run stops. */
+static int
+run_fail(struct run *r, struct sb_error **err)
+{
+	r->rc = cli_fail_err(err);
+	return -1;
+}
 
-	/* --- 1. everything the user gave, before anything is built --- */
-	reference = strcmp(o->agent, "reference") == 0;
-	if (agent_load(cli_home(), o->agent, &ag, &err) < 0)
-		goto fail;
-	if (reference) {
+/* The run stops with rc (what went wrong was said). */
+static int
+run_stop(struct run *r, int rc)
+{
+	r->rc = rc;
+	return -1;
+}
+
+/* The agent, the model and the proxy a model-backed run needs. */
+static int
+check_agent_model(struct run *r)
+{
+	struct run_opts *o = r->o;
+	struct sb_error *err = NULL;
+
+	r->reference = strcmp(o->agent, "reference") == 0;
+	if (agent_load(cli_home(), o->agent, &r->ag, &err) < 0)
+		return run_fail(r, &err);
+	if (r->reference) {
 		if (o->model != NULL && strcmp(o->model, "none") != 0)
 			sb_log(SB_LOG_WARN, "the reference agent uses no model; ignoring --model %s",
 			    o->model);
 		free(o->model);
 		o->model = sb_xstrdup("none");
-	} else if (o->model == NULL && (ag.no_model || strcmp(o->agent, "dummy") == 0)) {
+	} else if (o->model == NULL && (r->ag.no_model || strcmp(o->agent, "dummy") == 0)) {
 		o->model = sb_xstrdup("none");
 	} else if (o->model == NULL) {
-		rc = cli_fail("--model is required for the agent '%s'", o->agent);
-		goto out;
+		return run_stop(r, cli_fail("--model is required for the agent '%s'", o->agent));
 	}
-	if (!model_name_valid(o->model)) {
-		rc = cli_fail("'%s' is not a model name", o->model);
-		goto out;
-	}
+	if (!model_name_valid(o->model))
+		return run_stop(r, cli_fail("'%s' is not a model name", o->model));
 	/* A model-backed run: the model must be one of ours, and the proxy must be there. */
-	uses_model = strcmp(o->model, "none") != 0;
-	if (uses_model && (check_model(o->model) < 0 || proxy_configure(&px, &err) < 0 ||
-			      proxy_check(&px, &err) < 0)) {
-		if (err == NULL)
-			goto out;
-		goto fail;
+	r->uses_model = strcmp(o->model, "none") != 0;
+	if (r->uses_model && (check_model(o->model) < 0 || proxy_configure(&r->px, &err) < 0 ||
+				 proxy_check(&r->px, &err) < 0))
+		return err == NULL ? run_stop(r, SB_EXIT_FAILURE) : run_fail(r, &err);
+	return 0;
+}
+
+/* The task, in its dataset, valid (and with a patch for the reference agent). */
+static int
+check_task(struct run *r)
+{
+	struct run_opts *o = r->o;
+	struct sb_error *err = NULL;
+
+	if (sb_dataset_load(o->local, &r->ds, &r->diags, &err) < 0)
+		return run_fail(r, &err);
+	for (size_t i = 0; i < r->ds->n; i++)
+		if (strcmp(r->ds->tasks[i]->name, o->task) == 0)
+			r->task = r->ds->tasks[i];
+	if (r->task == NULL)
+		return run_stop(r, cli_no_task(r->ds, o->task));
+	if (r->task->problems > 0) {
+		for (size_t i = 0; i < r->diags.n; i++)
+			if (strncmp(r->diags.v[i].file, r->task->display,
+				strlen(r->task->display)) == 0)
+				sb_diag_print(&r->diags.v[i], stderr);
+		return run_stop(r, cli_fail("the task '%s' is not valid (see above)", o->task));
 	}
-	if (sb_dataset_load(o->local, &ds, &diags, &err) < 0)
-		goto fail;
-	for (size_t i = 0; i < ds->n; i++)
-		if (strcmp(ds->tasks[i]->name, o->task) == 0)
-			task = ds->tasks[i];
-	if (task == NULL) {
-		rc = cli_no_task(ds, o->task);
-		goto out;
-	}
-	if (task->problems > 0) {
-		for (size_t i = 0; i < diags.n; i++)
-			if (strncmp(diags.v[i].file, task->display, strlen(task->display)) == 0)
-				sb_diag_print(&diags.v[i], stderr);
-		rc = cli_fail("the task '%s' is not valid (see above)", o->task);
-		goto out;
-	}
-	if (reference && task->config->files.patch.s == NULL) {
-		rc = cli_fail("the task '%s' has no files.patch for the reference agent", o->task);
-		goto out;
-	}
+	if (r->reference && r->task->config->files.patch.s == NULL)
+		return run_stop(r, cli_fail("the task '%s' has no files.patch for the reference "
+					    "agent", o->task));
+	return 0;
+}
+
+/*
+ * Phase 1: everything the user gave, before anything is built: the agent and model, the
+ * task, a run directory that is not there yet, the engine and its runtime, the limits.
+ */
+static int
+run_check(struct run *r)
+{
+	struct run_opts *o = r->o;
+	struct sb_error *err = NULL;
+	struct stat st;
+	int rc;
+
+	if (check_agent_model(r) < 0 || check_task(r) < 0)
+		return -1;
 	if (o->run_id == NULL)
 		o->run_id = run_id_new();
-	parent = sb_xasprintf("%s/%s/%s/%s", results_root(), o->task, o->model, o->agent);
-	run_dir = sb_xasprintf("%s/%s", parent, o->run_id);
-	{
-		struct stat st;
-
-		if (lstat(run_dir, &st) == 0) {
-			rc = cli_fail("the run directory %s exists already; pick another --run-id",
-			    run_dir);
-			goto out;
-		}
-	}
+	r->parent = sb_xasprintf("%s/%s/%s/%s", results_root(), o->task, o->model, o->agent);
+	r->run_dir = sb_xasprintf("%s/%s", r->parent, o->run_id);
+	if (lstat(r->run_dir, &st) == 0)
+		return run_stop(r, cli_fail("the run directory %s exists already; pick another "
+					    "--run-id", r->run_dir));
 	if ((rc = cli_need_engine()) != 0)
-		goto out;
+		return run_stop(r, rc);
 	if (o->runtime != NULL && check_runtime(o->runtime, &err) < 0)
-		goto fail;
-	mem = run_limit(SB_RUN_LIMIT_MEMORY);
-	cpus = run_limit(SB_RUN_LIMIT_CPUS);
-	pids = run_limit(SB_RUN_LIMIT_PIDS);
+		return run_fail(r, &err);
+	r->rx.mem = run_limit(SB_RUN_LIMIT_MEMORY);
+	r->rx.cpus = run_limit(SB_RUN_LIMIT_CPUS);
+	r->rx.pids = run_limit(SB_RUN_LIMIT_PIDS);
+	return 0;
+}
 
-	/* --- 2. images --- */
-	slash = strrchr(ds->path, '/');
-	dataset_name = sb_xstrdup(slash != NULL ? slash + 1 : ds->path);
-	case_image = image_case(dataset_name, task->name);
-	if (sidecar) {
-		task_image = image_tool_sidecar(task->name);
-		agent_image = image_agent_sidecar(&ag);
-	} else {
-		task_image = image_tool(task->name);
-		agent_image = image_agent(&ag, task->name);
+/*
+ * The images the run's containers start from carry no ssebench.* label but those the
+ * builds put on: a container inherits its image's labels wherever `run` sets none, and
+ * `runs` finds a run's containers by them. The task's Dockerfile is checked for LABEL
+ * too (dataset validate), but quoting, ONBUILD in a base and a base image of another
+ * task can all slip a label past a reading of the file; the built image cannot.
+ */
+static int
+check_image_labels(const struct run *r, struct sb_error **err)
+{
+	/* What images.c and scripts/docker-up put on, and nothing else. */
+	static const char *const ours[] = { "ssebench.task-files", "ssebench.task-id",
+		"ssebench.agent", "ssebench.rootfs.", NULL };
+	const char *check[] = { r->agent_image, r->sidecar ? r->task_image : NULL };
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(check); i++) {
+		_cleanup_free_ char *key = NULL;
+		int k;
+
+		if (check[i] == NULL)
+			continue;
+		k = docker_image_foreign_labels(check[i], ours, &key, err);
+		if (k < 0)
+			return -1;
+		if (k > 0)
+			return sb_error_set(err, EINVAL, "the image %s carries the label '%s': the "
+			    "ssebench.* labels are the harness's, and a task may not set them "
+			    "(check the task's Dockerfile and its base)", check[i], key);
 	}
-	if (sb_mkdir_p(parent, 0755, &err) < 0)
-		goto fail;
-	log_path = sb_xasprintf("%s/.build-%s.log", parent, o->run_id);
+	return 0;
+}
+
+/* The layers, base -> case -> runtime -> tool (or sidecar task) -> agent, into the log. */
+static int
+build_layers(const struct run *r, struct images *im, const char *dataset_name,
+    struct sb_error **err)
+{
+	const struct sb_dataset *ds = r->ds;
+
+	if (images_ensure_base(im, r->task->base, err) < 0 ||
+	    images_build_case(im, ds->path, dataset_name, r->task, r->digest, ds->canary,
+		err) < 0 ||
+	    images_build_runtime(im, err) < 0 ||
+	    (r->sidecar ? images_build_sidecar_case(im, r->task, r->case_image, err)
+			: images_build_tool(im, r->task, r->case_image, err)) < 0)
+		return -1;
+	/* Sandbox: the agent on this task's tool image; sidecar: on the shared runtime. */
+	if (r->sidecar) {
+		_cleanup_free_ char *rt = image_sidecar_agent();
+
+		return images_build_sidecar_agent(im, err) < 0 ||
+			       images_build_agent(im, &r->ag, rt, r->agent_image, err) < 0
+			   ? -1
+			   : 0;
+	}
+	return images_build_agent(im, &r->ag, r->task_image, r->agent_image, err);
+}
+
+/*
+ * Phase 2: the images, built (or, in a job, where the job built them, only checked), and
+ * their labels checked. A job's image build (--images-only) ends here.
+ */
+static int
+run_build_images(struct run *r)
+{
+	struct run_opts *o = r->o;
+	const struct sb_dataset *ds = r->ds;
+	const char *slash = strrchr(ds->path, '/');
+	_cleanup_free_ char *dataset_name = sb_xstrdup(slash != NULL ? slash + 1 : ds->path);
+	_cleanup_close_ int log_fd = -1;
+	struct sb_error *err = NULL;
+	struct images im;
+
+	r->case_image = image_case(dataset_name, r->task->name);
+	r->task_image = r->sidecar ? image_tool_sidecar(r->task->name) : image_tool(r->task->name);
+	r->agent_image = r->sidecar ? image_agent_sidecar(&r->ag)
+				    : image_agent(&r->ag, r->task->name);
+	if (sb_mkdir_p(r->parent, 0755, &err) < 0)
+		return run_fail(r, &err);
+	r->log_path = sb_xasprintf("%s/.build-%s.log", r->parent, o->run_id);
+	log_fd = open(r->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	im.home = cli_home();
 	im.quiet = false;
-	im.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	im.log_fd = log_fd;
 	progress("run %s: task %s, agent %s, model %s, difficulty %u, egress %s, mode %s",
 	    o->run_id, o->task, o->agent, o->model, o->difficulty, o->egress, o->mode);
 	if (o->images_ready) {
 		/* The job built them (job.c): each run only checks they are there. */
-		if (task_files_digest(task->display, digest, &err) < 0 ||
-		    image_present(agent_image, &err) < 0)
-			goto fail;
-	} else if (task_files_digest(task->display, digest, &err) < 0 ||
-	    images_ensure_base(&im, task->base, &err) < 0 ||
-	    images_build_case(&im, ds->path, dataset_name, task, digest, ds->canary, &err) < 0 ||
-	    images_build_runtime(&im, &err) < 0 ||
-	    (sidecar ? images_build_sidecar_case(&im, task, case_image, &err)
-		     : images_build_tool(&im, task, case_image, &err)) < 0) {
-		sb_error_prefix(&err, "build log: %s", log_path);
-		goto fail;
+		if (task_files_digest(r->task->display, r->digest, &err) < 0 ||
+		    image_present(r->agent_image, &err) < 0)
+			return run_fail(r, &err);
+	} else if (task_files_digest(r->task->display, r->digest, &err) < 0 ||
+		   build_layers(r, &im, dataset_name, &err) < 0) {
+		sb_error_prefix(&err, "build log: %s", r->log_path);
+		return run_fail(r, &err);
 	}
-	/* Sandbox: the agent on this task's tool image; sidecar: on the shared runtime. */
-	if (sidecar && !o->images_ready) {
-		_cleanup_free_ char *rt = image_sidecar_agent();
-
-		if (images_build_sidecar_agent(&im, &err) < 0 ||
-		    images_build_agent(&im, &ag, rt, agent_image, &err) < 0) {
-			sb_error_prefix(&err, "build log: %s", log_path);
-			goto fail;
-		}
-	} else if (!o->images_ready &&
-		   images_build_agent(&im, &ag, task_image, agent_image, &err) < 0) {
-		sb_error_prefix(&err, "build log: %s", log_path);
-		goto fail;
-	}
-	/*
-	 * The images the run's containers start from carry no ssebench.* label but those the
-	 * builds put on: a container inherits its image's labels wherever `run` sets none, and
-	 * `runs` finds a run's containers by them. The task's Dockerfile is checked for LABEL
-	 * too (dataset validate), but quoting, ONBUILD in a base and a base image of another
-	 * task can all slip a label past a reading of the file; the built image cannot.
-	 */
-	{
-		/* What images.c and scripts/docker-up put on, and nothing else. */
-		static const char *const ours[] = { "ssebench.task-files", "ssebench.task-id",
-			"ssebench.agent", "ssebench.rootfs.", NULL };
-		const char *check[] = { agent_image, sidecar ? task_image : NULL };
-
-		for (size_t i = 0; i < SB_ARRAY_SIZE(check); i++) {
-			_cleanup_free_ char *key = NULL;
-			int r;
-
-			if (check[i] == NULL)
-				continue;
-			r = docker_image_foreign_labels(check[i], ours, &key, &err);
-			if (r < 0)
-				goto fail;
-			if (r > 0) {
-				sb_error_set(&err, EINVAL, "the image %s carries the label '%s': the "
-				    "ssebench.* labels are the harness's, and a task may not set them "
-				    "(check the task's Dockerfile and its base)", check[i], key);
-				goto fail;
-			}
-		}
-	}
+	if (check_image_labels(r, &err) < 0)
+		return run_fail(r, &err);
 	if (o->images_only) {
 		/* A job's image build (job.c): the images are there; no run. */
-		(void)unlink(log_path);
+		(void)unlink(r->log_path);
 		progress("images of %s and %s ready", o->task, o->agent);
-		rc = SB_EXIT_OK;
-		goto out;
+		return run_stop(r, SB_EXIT_OK);
 	}
+	return 0;
+}
+
+/*
+ * Phase 3a: what the run holds on the host: its own file systems, network, freezer
+ * cgroup, the proxy on its network, and the egress canary.
+ */
+static int
+run_prepare_host(struct run *r)
+{
+	struct run_opts *o = r->o;
+	const char *project = cli_setting("COMPOSE_PROJECT_NAME", "ssebench");
+	struct sb_error *err = NULL;
+
 	/*
 	 * From here the run holds things that must not outlive it (its disks, network, cgroup,
-	 * proxy key, secrets): a first Ctrl-C is noted and the run winds down through `out`,
-	 * with its result written if the container ran; only a second one exits at once.
+	 * proxy key, secrets): a first Ctrl-C is noted and the run winds down through
+	 * run_cleanup, with its result written if the container ran; only a second one exits
+	 * at once.
 	 */
 	sb_sig_set_deferred(SB_SIG_DEFER_FIRST);
 	/*
@@ -1202,460 +1276,580 @@ do_run(struct run_opts *o)
 
 		disk_sweep(droot);
 		if (sb_parse_u64(size, 1, UINT64_MAX, &bytes, &err) < 0 ||
-		    disk_create(&disk, droot, o->run_id, bytes, &err) < 0)
-			goto fail;
-		disk_made = true;
+		    disk_create(&r->disk, droot, o->run_id, bytes, &err) < 0)
+			return run_fail(r, &err);
+		r->disk_made = true;
 		progress("run %s: its own file systems, %s bytes each (SSEBENCH_DISK)", o->run_id, size);
 	}
 	/* The run's own network: nothing but its containers and the proxy on it. */
-	net = net_run_name(project, o->run_id);
-	if (net_ensure_run(net, strcmp(o->egress, "open") != 0, o->run_id, &err) < 0)
-		goto fail;
-	net_made = true;
+	r->rx.net = net_run_name(project, o->run_id);
+	if (net_ensure_run(r->rx.net, strcmp(o->egress, "open") != 0, o->run_id, &err) < 0)
+		return run_fail(r, &err);
+	r->net_made = true;
 	/* Another runtime (--runtime) keeps its own cgroups: held by signals there. */
-	rx.agent_freezer = o->runtime != NULL ? "signals" : agent_cgroup_make(o->run_id, &rx.agent_cgroup);
+	r->rx.agent_freezer = o->runtime != NULL
+	    ? "signals"
+	    : agent_cgroup_make(o->run_id, &r->rx.agent_cgroup);
 	progress("run %s: the agent is held still during checks on hidden material by %s",
-	    o->run_id, strcmp(rx.agent_freezer, "signals") == 0 ? "signals (no freezer cgroup here)"
-	    : rx.agent_freezer);
-	if (uses_model && proxy_attach(&px, net, &err) < 0)
-		goto fail;
+	    o->run_id, strcmp(r->rx.agent_freezer, "signals") == 0
+		? "signals (no freezer cgroup here)"
+		: r->rx.agent_freezer);
+	if (r->uses_model && proxy_attach(&r->px, r->rx.net, &err) < 0)
+		return run_fail(r, &err);
 	if (strcmp(o->egress, "open") != 0) {
-		gateway = net_gateway(net);
+		r->rx.gateway = net_gateway(r->rx.net);
 		if (net_ensure_canary(&err) == 0) {
-			canary = true;
+			r->rx.canary = true;
 		} else {
 			sb_log(SB_LOG_WARN, "%s: without it this run cannot show that it has no "
 					    "route out, and will not be scored", sb_error_message(err));
 			sb_error_release(&err);
 		}
 	}
+	return 0;
+}
 
-	/* --- 3. the run directory, secrets, the reference patch --- */
-	if (mkdir(run_dir, 0755) < 0) {
-		sb_error_errno(&err, errno, "mkdir '%s'", run_dir);
-		goto fail;
+/*
+ * The secrets file. Secrets travel in a root-only file the entrypoint reads, never on a
+ * command line or in the container's environment (docker inspect shows that).
+ */
+static int
+write_secrets(struct run *r, struct sb_error **err)
+{
+	struct run_opts *o = r->o;
+	_cleanup_free_ char *text = NULL;
+	unsigned char tok[16];
+	char hex[33];
+
+	if (sb_random_bytes(tok, sizeof(tok), err) < 0)
+		return -1;
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", tok[i]);
+	r->secrets = sb_xasprintf("%s/run.env", r->secrets_dir);
+	/*
+	 * The run's own proxy key, for the model alone (proxy.h), made as late as it can
+	 * be. From here a Ctrl-C is ours to handle, so that the key is deleted.
+	 */
+	if (r->uses_model && proxy_key_new(&r->px, o->model, o->run_id, o->timeout, err) < 0)
+		return -1;
+	text = r->uses_model
+	    ? sb_xasprintf("SSE_DAEMON_TOKEN=%s\nSSE_API_KEY=%s\nSSE_BASE_URL=%s\n"
+			   "SSE_MODEL_NAME=%s\n",
+		  hex, r->px.run_key, r->px.agent_url, o->model)
+	    : sb_xasprintf("SSE_DAEMON_TOKEN=%s\n", hex);
+	return write_text(r->secrets, text, 0600, err);
+}
+
+/* The seccomp profile, beside the secrets; its resolved path into rx. */
+static int
+write_seccomp(struct run *r, struct sb_error **err)
+{
+	json_auto_t *prof = seccomp_profile_json();
+	_cleanup_free_ char *path = sb_xasprintf("%s/seccomp.json", r->secrets_dir);
+	_cleanup_close_ int sfd = sb_open_dir(r->secrets_dir, err);
+
+	if (sfd < 0 || sb_json_write_atomic_at(sfd, "seccomp.json", prof, 0600, err) < 0)
+		return -1;
+	r->rx.seccomp = realpath(path, NULL);
+	if (r->rx.seccomp == NULL)
+		return sb_error_errno(err, errno, "resolve '%s'", path);
+	return 0;
+}
+
+/* Phase 3b: the run directory, the secrets, the seccomp profile, the reference patch. */
+static int
+run_prepare_dir(struct run *r)
+{
+	struct run_opts *o = r->o;
+	struct sb_error *err = NULL;
+
+	if (mkdir(r->run_dir, 0755) < 0) {
+		sb_error_errno(&err, errno, "mkdir '%s'", r->run_dir);
+		return run_fail(r, &err);
 	}
-	archive = sb_xasprintf("%s/archive", run_dir);
-	update_latest(parent, o->run_id);
+	r->archive = sb_xasprintf("%s/archive", r->run_dir);
+	update_latest(r->parent, o->run_id);
 	{
-		_cleanup_free_ char *moved = sb_xasprintf("%s/build.log", run_dir);
+		_cleanup_free_ char *moved = sb_xasprintf("%s/build.log", r->run_dir);
 
-		(void)rename(log_path, moved);
+		(void)rename(r->log_path, moved);
 	}
-	/* Secrets travel in a root-only file the entrypoint reads, never on a command line or
-	 * in the container's environment (docker inspect shows that). */
-	secrets_dir = sb_xasprintf("%s/.secrets-%s", parent, o->run_id);
-	if (mkdir(secrets_dir, 0700) < 0) {
-		sb_error_errno(&err, errno, "mkdir '%s'", secrets_dir);
-		goto fail;
+	r->secrets_dir = sb_xasprintf("%s/.secrets-%s", r->parent, o->run_id);
+	if (mkdir(r->secrets_dir, 0700) < 0) {
+		sb_error_errno(&err, errno, "mkdir '%s'", r->secrets_dir);
+		return run_fail(r, &err);
 	}
-	{
-		unsigned char tok[16];
-		char hex[33];
-
-		if (sb_random_bytes(tok, sizeof(tok), &err) < 0)
-			goto fail;
-		for (int i = 0; i < 16; i++)
-			snprintf(hex + 2 * i, 3, "%02x", tok[i]);
-		secrets = sb_xasprintf("%s/run.env", secrets_dir);
-		/*
-		 * The run's own proxy key, for the model alone (proxy.h), made as late as it can
-		 * be. From here a Ctrl-C is ours to handle, so that the key is deleted.
-		 */
-		if (uses_model && proxy_key_new(&px, o->model, o->run_id, o->timeout, &err) < 0)
-			goto fail;
-		{
-			_cleanup_free_ char *text = uses_model
-			    ? sb_xasprintf("SSE_DAEMON_TOKEN=%s\nSSE_API_KEY=%s\nSSE_BASE_URL=%s\n"
-					   "SSE_MODEL_NAME=%s\n",
-				  hex, px.run_key, px.agent_url, o->model)
-			    : sb_xasprintf("SSE_DAEMON_TOKEN=%s\n", hex);
-
-			if (write_text(secrets, text, 0600, &err) < 0)
-				goto fail;
-		}
-	}
-	{
-		json_auto_t *prof = seccomp_profile_json();
-		_cleanup_free_ char *path = sb_xasprintf("%s/seccomp.json", secrets_dir);
-		_cleanup_close_ int sfd = sb_open_dir(secrets_dir, &err);
-
-		if (sfd < 0 || sb_json_write_atomic_at(sfd, "seccomp.json", prof, 0600, &err) < 0)
-			goto fail;
-		rx.seccomp = realpath(path, NULL);
-		if (rx.seccomp == NULL) {
-			sb_error_errno(&err, errno, "resolve '%s'", path);
-			goto fail;
-		}
-	}
-	if (reference) {
+	if (write_secrets(r, &err) < 0 || write_seccomp(r, &err) < 0)
+		return run_fail(r, &err);
+	if (r->reference) {
 		_cleanup_free_ char *inside =
-		    sb_xasprintf("/ssebench/%s", task->config->files.patch.s);
+		    sb_xasprintf("/ssebench/%s", r->task->config->files.patch.s);
 
-		ref = sb_xasprintf("%s/reference.diff", secrets_dir);
-		if (copy_from_image(case_image, inside, ref, &err) < 0)
-			goto fail;
+		r->ref = sb_xasprintf("%s/reference.diff", r->secrets_dir);
+		if (copy_from_image(r->case_image, inside, r->ref, &err) < 0)
+			return run_fail(r, &err);
 		/* Read-only for everyone: the reference agent runs as model. */
-		(void)chmod(secrets_dir, 0711);
-		(void)chmod(ref, 0644);
+		(void)chmod(r->secrets_dir, 0711);
+		(void)chmod(r->ref, 0644);
 	}
+	return 0;
+}
 
-	/* --- 4. the container(s) --- */
+/* What the run's containers share (run_ctx), with the host paths resolved. */
+static int
+fill_ctx(struct run *r, struct sb_error **err)
+{
+	struct run_ctx *rx = &r->rx;
+
+	rx->o = r->o;
+	rx->runner_uid = runner_uid_new();
+	rx->reference = r->reference;
+	rx->proxy_key = r->uses_model;
+	rx->run_dir = realpath(r->run_dir, NULL);
+	rx->archive = disk_path(&r->disk, DISK_ARCHIVE);
+	rx->secrets = realpath(r->secrets, NULL);
+	rx->ref = r->ref != NULL ? realpath(r->ref, NULL) : NULL;
+	rx->disk = &r->disk;
+	rx->source = r->task->config->source.s;
+	if (rx->run_dir == NULL || rx->secrets == NULL || (r->ref != NULL && rx->ref == NULL))
+		return sb_error_errno(err, errno, "resolve the paths of %s", r->run_dir);
+	return 0;
+}
+
+/* The container the agent runs in: the sandbox, or the sidecar agent container. */
+static void
+describe_agent_container(const struct run *r, struct docker_container *c)
+{
+	const struct run_ctx *rx = &r->rx;
+
+	c->name = r->container;
+	c->hostname = r->sidecar ? "agent" : "sandbox";
+	c->image = r->agent_image;
+	c->remove = !r->o->keep;
+	describe_run_container(c, rx, r->sidecar ? "agent" : NULL);
+	if (r->sidecar) {
+		/* The tree and the sockets come from the task container's volumes. */
+		docker_container_env(c, "SSE_SOURCE=%s", r->task->config->source.s);
+		add_sidecar_volumes(c, rx, r->task->config->source.s);
+	}
+	if (rx->ref != NULL)
+		docker_container_add(c, DOCKER_BIND_RO, rx->ref, "/reference/patch.diff", NULL);
+}
+
+/*
+ * Start the agent's container in the foreground and wait for it, handling the end of the
+ * agent phase and Ctrl-C meanwhile (wait_container).
+ */
+static int
+run_agent_container(struct run *r, struct sb_error **err)
+{
+	_cleanup_(docker_container_release) struct docker_container c = DOCKER_CONTAINER_INIT;
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	struct sb_cmd cmd = SB_CMD_INIT;
+	struct phase_end *pe = &r->pe;
+	time_t now = time(NULL);
+	struct tm tm;
+	char ts[32];
+	int code;
+
+	describe_agent_container(r, &c);
+	docker_run_args(&c, &a);
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	r->started_at = sb_xstrdup(ts);
+	progress(r->sidecar ? "starting the agent container %s (agent phase, then grading)"
+			    : "starting the container %s (agent phase, then grading)",
+	    r->container);
+	/* While the container runs, a second Ctrl-C kills it (wait_container), not us. */
+	sb_sig_set_deferred(SB_SIG_DEFER_ALL);
+	if (docker_start(&a, &cmd, err) < 0) {
+		sb_sig_set_deferred(SB_SIG_DEFER_FIRST);
+		return -1;
+	}
+	pe->run_fd = sb_open_dir(r->run_dir, NULL);
+	pe->px = r->uses_model ? &r->px : NULL;
+	pe->net = r->rx.net;
+	pe->members_ok[0] = r->container;
+	pe->members_ok[1] = r->task_container != NULL ? r->task_container : r->px.container;
+	pe->members_ok[2] = r->task_container != NULL ? r->px.container : NULL;
+	code = wait_container(&cmd, r->container, pe->run_fd >= 0 ? pe : NULL, &r->interrupted);
+	sb_sig_set_deferred(SB_SIG_DEFER_FIRST);
+	progress("the %scontainer exited with status %d", r->sidecar ? "agent " : "", code);
+	return 0;
+}
+
+/*
+ * Phase 4: the container(s): the agent's volumes over the run's file system, in sidecar
+ * mode the task container, then the agent's container, to its end.
+ */
+static int
+run_start(struct run *r)
+{
+	struct run_opts *o = r->o;
+	struct sb_error *err = NULL;
+
 	if (sb_sig_interrupted() != 0) {
 		(void)cli_fail("interrupted before the run started");
-		rc = SB_EXIT_INTERRUPTED;
-		goto out;
+		return run_stop(r, SB_EXIT_INTERRUPTED);
 	}
-	rx.o = o;
-	rx.runner_uid = runner_uid_new();
-	rx.net = net;
-	rx.gateway = gateway;
-	rx.canary = canary;
-	rx.reference = reference;
-	rx.proxy_key = uses_model;
-	rx.mem = mem;
-	rx.cpus = cpus;
-	rx.pids = pids;
-	rx.run_dir = realpath(run_dir, NULL);
-	rx.archive = disk_path(&disk, DISK_ARCHIVE);
-	rx.secrets = realpath(secrets, NULL);
-	rx.ref = ref != NULL ? realpath(ref, NULL) : NULL;
-	rx.disk = &disk;
-	rx.source = task->config->source.s;
-	if (rx.run_dir == NULL || rx.secrets == NULL || (ref != NULL && rx.ref == NULL)) {
-		sb_error_errno(&err, errno, "resolve the paths of %s", run_dir);
-		goto fail;
-	}
+	if (fill_ctx(r, &err) < 0)
+		return run_fail(r, &err);
 	/* The agent's tree and home, over the run's file system (filled from the image). */
-	rx.vol_source = sb_xasprintf("ssebench-%s-source", o->run_id);
-	rx.vol_home = sb_xasprintf("ssebench-%s-home", o->run_id);
-	if (disk_volume(&rx, rx.vol_source, DISK_SRC, &err) < 0 ||
-	    disk_volume(&rx, rx.vol_home, DISK_HOME, &err) < 0)
-		goto fail;
-	container = sb_xasprintf("ssebench-%s", o->run_id);
-	if (sidecar) {
-		task_container = sb_xasprintf("ssebench-%s-task", o->run_id);
-		if (sidecar_start_task(&rx, task, task_image, task_container, &err) < 0)
-			goto fail;
+	r->rx.vol_source = sb_xasprintf("ssebench-%s-source", o->run_id);
+	r->rx.vol_home = sb_xasprintf("ssebench-%s-home", o->run_id);
+	if (disk_volume(&r->rx, r->rx.vol_source, DISK_SRC, &err) < 0 ||
+	    disk_volume(&r->rx, r->rx.vol_home, DISK_HOME, &err) < 0)
+		return run_fail(r, &err);
+	r->container = sb_xasprintf("ssebench-%s", o->run_id);
+	if (r->sidecar) {
+		r->task_container = sb_xasprintf("ssebench-%s-task", o->run_id);
+		if (sidecar_start_task(&r->rx, r->task, r->task_image, r->task_container, &err) < 0)
+			return run_fail(r, &err);
 	}
-	/* --sig-proxy=false: Ctrl-C is ours to handle (docker stop), not the client's. */
-	sb_argv_pushl(&a, "run", "--sig-proxy=false", "--name", container, "--hostname",
-	    sidecar ? "agent" : "sandbox", NULL);
-	if (!o->keep)
-		sb_argv_push(&a, "--rm");
-	push_run_args(&a, &rx, sidecar ? "agent" : NULL);
-	if (sidecar) {
-		/* The tree and the sockets come from the task container's volumes. */
-		sb_argv_push(&a, "-e");
-		sb_argv_pushf(&a, "SSE_SOURCE=%s", task->config->source.s);
-		push_sidecar_volumes(&a, &rx, task->config->source.s);
-	}
-	if (rx.ref != NULL) {
-		sb_argv_push(&a, "--mount");
-		sb_argv_pushf(&a, "type=bind,source=%s,target=/reference/patch.diff,readonly",
-		    rx.ref);
-	}
-	sb_argv_push(&a, agent_image);
-	{
-		_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
-		_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
-		struct sb_cmd cmd = SB_CMD_INIT;
-		time_t now = time(NULL);
-		struct tm tm;
-		char ts[32];
+	if (run_agent_container(r, &err) < 0)
+		return run_fail(r, &err);
+	if (r->sidecar)
+		sidecar_finish(&r->rx, r->task_container, o->keep);
+	r->container_done = true;
+	return 0;
+}
 
-		gmtime_r(&now, &tm);
-		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		started_at = sb_xstrdup(ts);
-		sb_argv_push(&argv, docker_path());
-		sb_argv_pushv(&argv, (const char *const *)a.v);
-		cmd.path = argv.v[0];
-		cmd.argv = argv.v;
-		docker_env(&env, 0);
-		cmd.envp = env.v;
-		cmd.stdout_fd = SB_CMD_INHERIT;
-		cmd.stderr_fd = SB_CMD_INHERIT;
-		/* Its own process group: the terminal's Ctrl-C reaches us, not the client. */
-		cmd.flags = SB_CMD_NEW_PGRP;
-		progress(sidecar ? "starting the agent container %s (agent phase, then grading)"
-				 : "starting the container %s (agent phase, then grading)",
-		    container);
-		/* While the container runs, a second Ctrl-C kills it (wait_container), not us. */
-		sb_sig_set_deferred(SB_SIG_DEFER_ALL);
-		if (sb_cmd_start(&cmd, &err) < 0) {
-			sb_sig_set_deferred(SB_SIG_DEFER_FIRST);
-			goto fail;
-		}
-		pe.run_fd = sb_open_dir(run_dir, NULL);
-		pe.px = uses_model ? &px : NULL;
-		pe.net = net;
-		pe.members_ok[0] = container;
-		pe.members_ok[1] = task_container != NULL ? task_container : px.container;
-		pe.members_ok[2] = task_container != NULL ? px.container : NULL;
-		code = wait_container(&cmd, container, pe.run_fd >= 0 ? &pe : NULL, &interrupted);
-		sb_sig_set_deferred(SB_SIG_DEFER_FIRST);
-		progress("the %scontainer exited with status %d", sidecar ? "agent " : "", code);
-	}
-	if (sidecar)
-		sidecar_finish(&rx, task_container, o->keep);
-	sidecar_done = true;
+/*
+ * After the container: the archive comes home, the run's file system and network go
+ * unless kept, and the run key, what it spent read, goes.
+ */
+static void
+run_wind_down(struct run *r)
+{
+	struct run_opts *o = r->o;
+	struct sb_error *err = NULL;
+	uint64_t left = 0;
+
 	/* What the agent left in its archive comes home sanitised (disk.h). */
-	{
-		uint64_t left = 0;
-
-		if (disk_copy_archive(&disk, archive, &left, &err) < 0) {
-			sb_log(SB_LOG_WARN, "the archive: %s", sb_error_message(err));
-			sb_error_release(&err);
-		} else if (left > 0) {
-			progress("the archive: %llu entr%s left behind (links, special files, second "
-				 "names, too deep or too many)",
-			    (unsigned long long)left, left == 1 ? "y" : "ies");
-		}
-		archive_left = left;
+	if (disk_copy_archive(&r->disk, r->archive, &left, &err) < 0) {
+		sb_log(SB_LOG_WARN, "the archive: %s", sb_error_message(err));
+		sb_error_release(&err);
+	} else if (left > 0) {
+		progress("the archive: %llu entr%s left behind (links, special files, second "
+			 "names, too deep or too many)",
+		    (unsigned long long)left, left == 1 ? "y" : "ies");
 	}
+	r->archive_left = left;
 	/* Kept: the file system stays while the container does (runs stop leaves it, runs
 	 * remove takes both, and the next run sweeps a disk whose containers are gone). */
-	if (!o->keep || !container_exists(container)) {
-		disk_volumes_remove(&rx);
-		disk_release(&disk);
-		disk_made = false;
+	if (!o->keep || !container_exists(r->container)) {
+		disk_volumes_remove(&r->rx);
+		disk_release(&r->disk);
+		r->disk_made = false;
 	}
 	/* A kept run keeps its network (its daemon still serves); runs remove takes it. */
-	if (!o->keep && net_made) {
-		net_remove(net);
-		net_made = false;
+	if (!o->keep && r->net_made) {
+		net_remove(r->rx.net);
+		r->net_made = false;
 	}
-
 	/* The run key has done its work: what it spent, then it goes (proxy.h). Usually that
 	 * was done when the agent phase ended; a run that ended early still has its key. */
-	if (px.minted && (!pe.spend_read || !pe.tokens_read)) {
-		pe.px = &px;
-		read_key_usage(&pe);
+	if (r->px.minted && (!r->pe.spend_read || !r->pe.tokens_read)) {
+		r->pe.px = &r->px;
+		read_key_usage(&r->pe);
 	}
-	if (pe.spend_read)
-		spend = pe.spend;
-	end_run_key(&px);
+	if (r->pe.spend_read)
+		r->spend = r->pe.spend;
+	end_run_key(&r->px);
+}
 
-	/* --- 5. the result --- */
+/*
+ * result.json: what the container wrote, judged (run_outcome), with the checks of the run
+ * directory, the network and the run's configuration, which *ret_cfg gets too.
+ */
+static int
+write_result(struct run *r, int rfd, json_t **ret_cfg, struct sb_error **err)
+{
+	struct run_opts *o = r->o;
+	const struct phase_end *pe = &r->pe;
+	_cleanup_free_ char *freezer_record = NULL;
+	json_t *cfg;
+
 	{
-		_cleanup_close_ int rfd = sb_open_dir(run_dir, &err);
-		json_t *cfg, *summary;
+		_cleanup_free_ char *foreign = pe->foreign != NULL
+		    ? sb_xasprintf("the run's network %s held another container: %s", r->rx.net,
+			  pe->foreign)
+		    : NULL;
+		json_t *iso = NULL;
 
-		if (rfd < 0)
-			goto fail;
-		{
-			_cleanup_free_ char *foreign = pe.foreign != NULL
-			    ? sb_xasprintf("the run's network %s held another container: %s", net,
-				  pe.foreign)
-			    : NULL;
-			json_t *iso = NULL;
-
-			if (sb_json_load_file_at(rfd, "result.json", SB_JSON_FILE_MAX, &result, NULL) < 0)
-				result = NULL;
-			if (sb_json_load_file_at(rfd, "isolation.json", SB_JSON_FILE_MAX, &iso, NULL) < 0)
-				iso = NULL;
-			/*
-			 * A Ctrl-C after the container ended but before this record is written
-			 * still interrupts the run: the user stopped it before it was over.
-			 */
-			if (sb_sig_interrupt_count() > 0)
-				interrupted = true;
-			result = run_outcome(result, iso, o->egress, interrupted, foreign, &outcome);
-		}
-		{
-			struct results_check rc2 = { 0, 0, 0 };
-
-			check_results_dir(rfd, 1, &rc2);
-			if (rc2.removed + rc2.fixed > 0)
-				sb_log(SB_LOG_WARN, "the run directory held %llu entries it must not "
-						    "(removed) and %llu directories with loose modes (fixed)",
-				    (unsigned long long)rc2.removed, (unsigned long long)rc2.fixed);
-			json_object_set_new(result, "results_check",
-			    json_pack("{s:I, s:I, s:I}", "archive_left_behind", (json_int_t)archive_left,
-				"removed", (json_int_t)rc2.removed, "fixed", (json_int_t)rc2.fixed));
-		}
-		json_object_set_new(result, "network",
-		    json_pack("{s:s, s:o, s:b, s:b}", "name", net, "foreign",
-			sb_json_string_or_null(pe.foreign), "checked", pe.seen,
-			"proxy_key_revoked_before_grading", pe.key_revoked));
-		scored = outcome != SB_ISO_UNSCORED;
-		/* In sidecar mode only the task container's processes of the agent (its bash
-		 * calls) are in the cgroup; the agent's own container is apart, not frozen. */
-		if (rx.agent_freezer == NULL || strcmp(rx.agent_freezer, "signals") == 0)
-			freezer_record = sb_xstrdup("signals");
-		else
-			freezer_record = sb_xasprintf("%s%s", rx.agent_freezer, sidecar ? "-task-container" : "");
-		/* Sidecar mode has its own two layers: no tool layer (docs/upstream.md, "Result
-		 * files": tool_layer). */
-		cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[], s:o, s:I, s:s}",
-		    "agent", o->agent, "model", o->model, "mode", o->mode, "timeout",
-		    (json_int_t)o->timeout, "difficulty", (int)o->difficulty, "tool_layer",
-		    sidecar ? json_null() : json_string("sandbox"), "egress", o->egress,
-		    "reference_run", reference, "plugins", "runtime",
-		    sb_json_string_or_null(o->runtime), "runner_uid", (json_int_t)rx.runner_uid,
-		    "agent_freezer", freezer_record);
-		json_object_set(result, "config", cfg);
-		if (sb_json_write_atomic_at(rfd, "result.json", result, 0644, &err) < 0)
-			goto fail;
-		summary = json_pack("{s:o, s:O, s:O, s:O, s:O, s:b, s:f, s:s, s:s, s:[], s:{s:s, s:s, s:s}}",
-		    "task", sb_task_config_to_json(task->config), "config", cfg, "patch_result",
-		    json_object_get(result, "patch_result"), "runtime_result",
-		    json_object_get(result, "runtime_result") ? json_object_get(result, "runtime_result")
-							       : json_null(),
-		    "isolation", json_object_get(result, "isolation"), "scored", scored,
-		    "spend", spend, "run_id", o->run_id, "started_at", started_at, "plugin_results",
-		    "images", "case", case_image, "agent", agent_image, "case_task_files", digest);
-		json_object_set_new(json_object_get(summary, "images"), "task",
-		    json_string(task_image));
-		json_object_set(summary, "network", json_object_get(result, "network"));
-		{
-			char ts[32];
-			time_t now = time(NULL);
-			struct tm tm;
-
-			gmtime_r(&now, &tm);
-			strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-			json_object_set_new(summary, "finished_at", json_string(ts));
-			json_object_set_new(summary, "duration_s",
-			    json_real(progress_clock() - run_t0));
-			json_object_set_new(summary, "usage", run_usage(archive, &pe));
-			flags = run_flags(archive, rfd, task, ds->canary, &flags_total, &flag_counts);
-			json_object_set(summary, "flags", flags);
-			json_object_set_new(summary, "flags_total", json_integer(flags_total));
-			json_object_set_new(summary, "flag_counts", flag_counts);
-			flag_counts = NULL;
-			if (o->job_id != NULL)
-				json_object_set_new(summary, "job", json_pack("{s:s, s:I}", "id",
-				    o->job_id, "attempt", (json_int_t)(o->attempt ? o->attempt : 1)));
-		}
-		json_object_set(summary, "results_check", json_object_get(result, "results_check"));
-		/* What grading found about the patch (docs/grading.md), without the oracle's
-		 * per-object facts, which stay in result.json. */
-		{
-			const json_t *gr = json_object_get(result, "grading_result");
-
-			json_object_set_new(summary, "grading",
-			    json_is_object(gr)
-				? json_pack("{s:O?, s:O?, s:O?, s:O?}", "patch_scope",
-				      json_object_get(gr, "patch_scope"), "reverted_paths",
-				      json_object_get(gr, "reverted_paths"), "oracle_passed",
-				      json_object_get(gr, "oracle_passed"), "tests",
-				      json_object_get(gr, "tests"))
-				: json_null());
-		}
-		json_decref(cfg);
-		if (sb_json_write_atomic_at(rfd, "summary.json", summary, 0644, &err) < 0) {
-			json_decref(summary);
-			goto fail;
-		}
-		json_decref(summary);
-		/* The reference patch, for the web UI and people, once the run is over. */
-		{
-			_cleanup_free_ char *tdir = sb_xasprintf("%s/%s", ds->path, task->name);
-			_cleanup_free_ char *target =
-			    sb_xasprintf("/ssebench/%s", task->config->files.patch.s);
-			_cleanup_close_ int tfd = sb_open_dir(tdir, NULL);
-			_cleanup_free_ char *src = task->config->files.patch.s && tfd >= 0
-				? sb_task_context_source(task, tfd, target)
-				: NULL;
-			_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX);
-
-			if (src != NULL && sb_read_file_at(tfd, src, 0, &b, NULL) == 0)
-				(void)sb_write_file_atomic_at(rfd, "reference.patch", b.s, b.len, 0644,
-				    NULL);
-		}
+		if (sb_json_load_file_at(rfd, "result.json", SB_JSON_FILE_MAX, &r->result,
+			NULL) < 0)
+			r->result = NULL;
+		if (sb_json_load_file_at(rfd, "isolation.json", SB_JSON_FILE_MAX, &iso, NULL) < 0)
+			iso = NULL;
+		/*
+		 * A Ctrl-C after the container ended but before this record is written
+		 * still interrupts the run: the user stopped it before it was over.
+		 */
+		if (sb_sig_interrupt_count() > 0)
+			r->interrupted = true;
+		r->result = run_outcome(r->result, iso, o->egress, r->interrupted, foreign,
+		    &r->outcome);
 	}
 	{
-		json_t *pr = json_object_get(result, "patch_result");
-		const char *status = json_string_value(json_object_get(pr, "status"));
-		const char *msg = json_string_value(json_object_get(pr, "error_msg"));
+		struct results_check rc2 = { 0, 0, 0 };
 
-		/* With --json, stdout gets one JSON object and the lines for people go to stderr. */
-		FILE *h = o->json_events ? stderr : stdout;
-
-		/* The record came out of the container: every string in it is escaped. */
-		fprintf(h, "%s: %s", o->run_id, cli_safe(status ? status : "?"));
-		if (json_is_boolean(json_object_get(pr, "build_success")))
-			fprintf(h, " (build %s", json_is_true(json_object_get(pr, "build_success")) ? "ok"
-												 : "failed");
-		if (json_is_integer(json_object_get(pr, "pov_total")))
-			fprintf(h, ", PoCs %lld/%lld fixed",
-			    (long long)json_integer_value(json_object_get(pr, "pov_passed")),
-			    (long long)json_integer_value(json_object_get(pr, "pov_total")));
-		if (json_is_boolean(json_object_get(pr, "func_test_success")))
-			fprintf(h, ", functional tests %s",
-			    json_is_true(json_object_get(pr, "func_test_success")) ? "ok" : "failed");
-		if (json_is_boolean(json_object_get(pr, "intent_test_success")))
-			fprintf(h, ", hidden tests %s",
-			    json_is_true(json_object_get(pr, "intent_test_success")) ? "ok" : "failed");
-		if (json_is_boolean(json_object_get(pr, "build_success")))
-			fprintf(h, ")");
-		fprintf(h, "\n");
-		if (msg != NULL)
-			fprintf(h, "%s: %s\n", cli_safe(status ? status : "?"), cli_safe(msg));
-		print_scope(h, json_object_get(json_object_get(result, "grading_result"), "patch_scope"),
-		    json_object_get(json_object_get(result, "grading_result"), "reverted_paths"));
-		run_print_flags(h, flags, flags_total);
-		if (!scored && !interrupted)
-			fprintf(h, "NOT SCORED: this run could not establish its isolation; see "
-			       "isolation.json\n");
-		if (outcome == SB_ISO_FORFEIT)
-			fprintf(h, "FORFEIT: the isolation broke during the agent phase; this run "
-			       "counts as not passed (see isolation.json)\n");
-		fprintf(h, "results: %s\n", cli_safe(run_dir));
-		/* An unscored run is the harness's failure, not the agent's: never exit 0. */
-		rc = interrupted ? SB_EXIT_INTERRUPTED
-			: !scored ? SB_EXIT_FAILURE
-			: (o->require_pass && (status == NULL || strcmp(status, "passed") != 0))
-			? SB_EXIT_FAILURE
-			: SB_EXIT_OK;
-		if (o->json_events)
-			print_json_result(o, result, status, scored, interrupted,
-			    outcome == SB_ISO_FORFEIT, flags_total, run_dir, rc);
+		check_results_dir(rfd, 1, &rc2);
+		if (rc2.removed + rc2.fixed > 0)
+			sb_log(SB_LOG_WARN, "the run directory held %llu entries it must not "
+			    "(removed) and %llu directories with loose modes (fixed)",
+			    (unsigned long long)rc2.removed, (unsigned long long)rc2.fixed);
+		json_object_set_new(r->result, "results_check",
+		    json_pack("{s:I, s:I, s:I}", "archive_left_behind", (json_int_t)r->archive_left,
+			"removed", (json_int_t)rc2.removed, "fixed", (json_int_t)rc2.fixed));
 	}
-	goto out;
-fail:
-	rc = cli_fail("%s", sb_error_message(err));
-	sb_error_release(&err);
-out:
-	end_run_key(&px);
-	proxy_release(&px);
+	json_object_set_new(r->result, "network",
+	    json_pack("{s:s, s:o, s:b, s:b}", "name", r->rx.net, "foreign",
+		sb_json_string_or_null(pe->foreign), "checked", pe->seen,
+		"proxy_key_revoked_before_grading", pe->key_revoked));
+	r->scored = r->outcome != SB_ISO_UNSCORED;
+	/* In sidecar mode only the task container's processes of the agent (its bash
+	 * calls) are in the cgroup; the agent's own container is apart, not frozen. */
+	if (r->rx.agent_freezer == NULL || strcmp(r->rx.agent_freezer, "signals") == 0)
+		freezer_record = sb_xstrdup("signals");
+	else
+		freezer_record = sb_xasprintf("%s%s", r->rx.agent_freezer,
+		    r->sidecar ? "-task-container" : "");
+	/* Sidecar mode has its own two layers: no tool layer (docs/upstream.md, "Result
+	 * files": tool_layer). */
+	cfg = json_pack("{s:s, s:s, s:s, s:I, s:i, s:o, s:s, s:b, s:[], s:o, s:I, s:s}",
+	    "agent", o->agent, "model", o->model, "mode", o->mode, "timeout",
+	    (json_int_t)o->timeout, "difficulty", (int)o->difficulty, "tool_layer",
+	    r->sidecar ? json_null() : json_string("sandbox"), "egress", o->egress,
+	    "reference_run", r->reference, "plugins", "runtime",
+	    sb_json_string_or_null(o->runtime), "runner_uid", (json_int_t)r->rx.runner_uid,
+	    "agent_freezer", freezer_record);
+	json_object_set(r->result, "config", cfg);
+	*ret_cfg = cfg;
+	return sb_json_write_atomic_at(rfd, "result.json", r->result, 0644, err);
+}
+
+/* summary.json: the task, the result's main parts, the images, the timing, usage, flags. */
+static int
+write_summary(struct run *r, int rfd, json_t *cfg, struct sb_error **err)
+{
+	struct run_opts *o = r->o;
+	const json_t *result = r->result, *gr = json_object_get(result, "grading_result");
+	json_auto_t *summary = NULL;
+	char ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	summary = json_pack("{s:o, s:O, s:O, s:O, s:O, s:b, s:f, s:s, s:s, s:[], "
+			    "s:{s:s, s:s, s:s}}",
+	    "task", sb_task_config_to_json(r->task->config), "config", cfg, "patch_result",
+	    json_object_get(result, "patch_result"), "runtime_result",
+	    json_object_get(result, "runtime_result") ? json_object_get(result, "runtime_result")
+						       : json_null(),
+	    "isolation", json_object_get(result, "isolation"), "scored", r->scored,
+	    "spend", r->spend, "run_id", o->run_id, "started_at", r->started_at, "plugin_results",
+	    "images", "case", r->case_image, "agent", r->agent_image, "case_task_files", r->digest);
+	json_object_set_new(json_object_get(summary, "images"), "task",
+	    json_string(r->task_image));
+	json_object_set(summary, "network", json_object_get(result, "network"));
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_set_new(summary, "finished_at", json_string(ts));
+	json_object_set_new(summary, "duration_s", json_real(progress_clock() - r->t0));
+	json_object_set_new(summary, "usage", run_usage(r->archive, &r->pe));
+	r->flags = run_flags(r->archive, rfd, r->task, r->ds->canary, &r->flags_total,
+	    &r->flag_counts);
+	json_object_set(summary, "flags", r->flags);
+	json_object_set_new(summary, "flags_total", json_integer(r->flags_total));
+	json_object_set_new(summary, "flag_counts", r->flag_counts);
+	r->flag_counts = NULL;
+	if (o->job_id != NULL)
+		json_object_set_new(summary, "job", json_pack("{s:s, s:I}", "id", o->job_id,
+		    "attempt", (json_int_t)(o->attempt ? o->attempt : 1)));
+	json_object_set(summary, "results_check", json_object_get(result, "results_check"));
+	/* What grading found about the patch (docs/grading.md), without the oracle's
+	 * per-object facts, which stay in result.json. */
+	json_object_set_new(summary, "grading",
+	    json_is_object(gr)
+		? json_pack("{s:O?, s:O?, s:O?, s:O?}", "patch_scope",
+		      json_object_get(gr, "patch_scope"), "reverted_paths",
+		      json_object_get(gr, "reverted_paths"), "oracle_passed",
+		      json_object_get(gr, "oracle_passed"), "tests", json_object_get(gr, "tests"))
+		: json_null());
+	return sb_json_write_atomic_at(rfd, "summary.json", summary, 0644, err);
+}
+
+/* The reference patch, for the web UI and people, once the run is over. */
+static void
+write_reference_patch(const struct run *r, int rfd)
+{
+	const struct sb_task *task = r->task;
+	_cleanup_free_ char *tdir = sb_xasprintf("%s/%s", r->ds->path, task->name);
+	_cleanup_free_ char *target = sb_xasprintf("/ssebench/%s", task->config->files.patch.s);
+	_cleanup_close_ int tfd = sb_open_dir(tdir, NULL);
+	_cleanup_free_ char *src = task->config->files.patch.s && tfd >= 0
+		? sb_task_context_source(task, tfd, target)
+		: NULL;
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX);
+
+	if (src != NULL && sb_read_file_at(tfd, src, 0, &b, NULL) == 0)
+		(void)sb_write_file_atomic_at(rfd, "reference.patch", b.s, b.len, 0644, NULL);
+}
+
+/* The outcome for people (and with --json, the object for a CI job); r->rc from it. */
+static void
+report_outcome(struct run *r)
+{
+	struct run_opts *o = r->o;
+	json_t *pr = json_object_get(r->result, "patch_result");
+	const json_t *gr = json_object_get(r->result, "grading_result");
+	const char *status = json_string_value(json_object_get(pr, "status"));
+	const char *msg = json_string_value(json_object_get(pr, "error_msg"));
+	/* With --json, stdout gets one JSON object and the lines for people go to stderr. */
+	FILE *h = o->json_events ? stderr : stdout;
+
+	/* The record came out of the container: every string in it is escaped. */
+	fprintf(h, "%s: %s", o->run_id, cli_safe(status ? status : "?"));
+	if (json_is_boolean(json_object_get(pr, "build_success")))
+		fprintf(h, " (build %s", json_is_true(json_object_get(pr, "build_success")) ? "ok"
+											 : "failed");
+	if (json_is_integer(json_object_get(pr, "pov_total")))
+		fprintf(h, ", PoCs %lld/%lld fixed",
+		    (long long)json_integer_value(json_object_get(pr, "pov_passed")),
+		    (long long)json_integer_value(json_object_get(pr, "pov_total")));
+	if (json_is_boolean(json_object_get(pr, "func_test_success")))
+		fprintf(h, ", functional tests %s",
+		    json_is_true(json_object_get(pr, "func_test_success")) ? "ok" : "failed");
+	if (json_is_boolean(json_object_get(pr, "intent_test_success")))
+		fprintf(h, ", hidden tests %s",
+		    json_is_true(json_object_get(pr, "intent_test_success")) ? "ok" : "failed");
+	if (json_is_boolean(json_object_get(pr, "build_success")))
+		fprintf(h, ")");
+	fprintf(h, "\n");
+	if (msg != NULL)
+		fprintf(h, "%s: %s\n", cli_safe(status ? status : "?"), cli_safe(msg));
+	print_scope(h, json_object_get(gr, "patch_scope"), json_object_get(gr, "reverted_paths"));
+	run_print_flags(h, r->flags, r->flags_total);
+	if (!r->scored && !r->interrupted)
+		fprintf(h, "NOT SCORED: this run could not establish its isolation; see "
+		       "isolation.json\n");
+	if (r->outcome == SB_ISO_FORFEIT)
+		fprintf(h, "FORFEIT: the isolation broke during the agent phase; this run "
+		       "counts as not passed (see isolation.json)\n");
+	fprintf(h, "results: %s\n", cli_safe(r->run_dir));
+	/* An unscored run is the harness's failure, not the agent's: never exit 0. */
+	r->rc = r->interrupted ? SB_EXIT_INTERRUPTED
+		: !r->scored ? SB_EXIT_FAILURE
+		: (o->require_pass && (status == NULL || strcmp(status, "passed") != 0))
+		? SB_EXIT_FAILURE
+		: SB_EXIT_OK;
+	if (o->json_events)
+		print_json_result(o, r->result, status, r->scored, r->interrupted,
+		    r->outcome == SB_ISO_FORFEIT, r->flags_total, r->run_dir, r->rc);
+}
+
+/*
+ * Phase 5: what the container left: the archive home and the run's things put away
+ * (run_wind_down), then result.json, summary.json and the reference patch in the run
+ * directory, and the outcome said.
+ */
+static int
+run_collect(struct run *r)
+{
+	_cleanup_close_ int rfd = -1;
+	struct sb_error *err = NULL;
+	json_t *cfg = NULL;
+	int k;
+
+	run_wind_down(r);
+	rfd = sb_open_dir(r->run_dir, &err);
+	if (rfd < 0)
+		return run_fail(r, &err);
+	k = write_result(r, rfd, &cfg, &err);
+	if (k == 0)
+		k = write_summary(r, rfd, cfg, &err);
+	json_decref(cfg);
+	if (k < 0)
+		return run_fail(r, &err);
+	write_reference_patch(r, rfd);
+	report_outcome(r);
+	return 0;
+}
+
+/*
+ * Whatever the phases made and the run does not keep, taken down in every case: the run
+ * key, a sidecar run's task container and volumes if its agent container never ended, the
+ * network and file systems unless kept, the cgroup, the secrets.
+ */
+static void
+run_cleanup(struct run *r)
+{
+	char **owned[] = { &r->parent, &r->run_dir, &r->case_image, &r->task_image,
+		&r->agent_image, &r->log_path, &r->archive, &r->secrets_dir, &r->secrets, &r->ref,
+		&r->container, &r->task_container, &r->started_at };
+	struct run_opts *o = r->o;
+
+	end_run_key(&r->px);
+	proxy_release(&r->px);
 	/* A sidecar run that failed before its agent container ended leaves nothing behind. */
-	if (sidecar && !sidecar_done && (rx.vol_source != NULL || task_container != NULL))
-		sidecar_finish(&rx, task_container, o->keep);
-	if (net_made && !o->keep)
-		net_remove(net);
+	if (r->sidecar && !r->container_done &&
+	    (r->rx.vol_source != NULL || r->task_container != NULL))
+		sidecar_finish(&r->rx, r->task_container, o->keep);
+	if (r->net_made && !o->keep)
+		net_remove(r->rx.net);
 	/* Failed before the container ran, or not kept: the run's file system goes. */
-	if (disk_made && (!o->keep || !sidecar_done)) {
-		disk_volumes_remove(&rx);
-		disk_release(&disk);
+	if (r->disk_made && (!o->keep || !r->container_done)) {
+		disk_volumes_remove(&r->rx);
+		disk_release(&r->disk);
 	}
 	/* A kept container keeps its cgroup (an empty directory once its agent is gone). */
-	if (!o->keep || !sidecar_done)
-		agent_cgroup_remove(rx.agent_cgroup);
-	if (pe.run_fd >= 0)
-		close(pe.run_fd);
-	free(pe.foreign);
-	run_ctx_release(&rx);
-	if (secrets_dir != NULL) {
-		if (secrets != NULL)
-			(void)unlink(secrets);
-		if (ref != NULL)
-			(void)unlink(ref);
-		{
-			_cleanup_free_ char *prof = sb_xasprintf("%s/seccomp.json", secrets_dir);
+	if (!o->keep || !r->container_done)
+		agent_cgroup_remove(r->rx.agent_cgroup);
+	if (r->pe.run_fd >= 0)
+		close(r->pe.run_fd);
+	free(r->pe.foreign);
+	run_ctx_release(&r->rx);
+	if (r->secrets_dir != NULL) {
+		_cleanup_free_ char *prof = sb_xasprintf("%s/seccomp.json", r->secrets_dir);
 
-			(void)unlink(prof);
-		}
-		(void)rmdir(secrets_dir);
+		if (r->secrets != NULL)
+			(void)unlink(r->secrets);
+		if (r->ref != NULL)
+			(void)unlink(r->ref);
+		(void)unlink(prof);
+		(void)rmdir(r->secrets_dir);
 	}
-	json_decref(result);
-	json_decref(flags);
-	json_decref(flag_counts);
-	agent_info_release(&ag);
-	sb_dataset_free(ds);
+	json_decref(r->result);
+	json_decref(r->flags);
+	json_decref(r->flag_counts);
+	agent_info_release(&r->ag);
+	sb_dataset_free(r->ds);
+	sb_diags_release(&r->diags);
 	sb_sig_set_deferred(SB_SIG_DEFER_NONE);
-	return rc;
+	for (size_t i = 0; i < SB_ARRAY_SIZE(owned); i++)
+		free(*owned[i]);
+}
+
+/*
+ * One run (docs/upstream.md, "What a run does"), phase by phase; a phase that stops the
+ * run has said why and set its exit status. A job runs each of its runs as a child
+ * `ssebench run` (job.c): the images phase alone (--images-only), then every phase with
+ * the images only checked (--images-ready).
+ */
+static int
+run_one(struct run_opts *o)
+{
+	struct run r = { .o = o, .rc = SB_EXIT_FAILURE, .diags = SB_DIAGS_INIT,
+		.pe = { .run_fd = -1 }, .outcome = SB_ISO_UNSCORED };
+
+	r.t0 = progress_clock();
+	r.rx.o = o;
+	r.sidecar = strcmp(o->mode, "sidecar") == 0;
+	if (run_check(&r) == 0 && run_build_images(&r) == 0 && run_prepare_host(&r) == 0 &&
+	    run_prepare_dir(&r) == 0 && run_start(&r) == 0)
+		(void)run_collect(&r);
+	run_cleanup(&r);
+	return r.rc;
 }
 
 static void
@@ -1678,7 +1872,63 @@ run_opts_release(struct run_opts *o)
 	memset(o, 0, sizeof(*o));
 }
 
-/* The options into *o (released by the caller in every case); -1 with *ret_rc on an error. */
+/*
+ * The options taken together: one run or a job, and the values that must be one of a few;
+ * not 0 on an error, *ret_rc its exit status. runtime_flag: the runtime came from
+ * --runtime, not a setting.
+ */
+static int
+run_opts_check(const struct cli_command *cmd, struct run_opts *o, bool runtime_flag,
+    int *ret_rc)
+{
+	/* One task, one agent, at most one model and nothing of a job's: one run, as ever. */
+	if (o->tasks.n == 1 && o->agents.n == 1 && o->models.n <= 1 && o->task_patterns.n == 0 &&
+	    !o->all && o->attempts == 0 && o->jobs == 0 && o->config == NULL) {
+		o->task = sb_xstrdup(o->tasks.v[0]);
+		o->agent = sb_xstrdup(o->agents.v[0]);
+		o->model = o->models.n == 1 ? sb_xstrdup(o->models.v[0]) : NULL;
+	} else if (o->job_id != NULL || o->images_only || o->images_ready || o->run_id != NULL ||
+		   o->keep || o->require_pass) {
+		return *ret_rc = cli_usage_error(cmd, "--run-id, --keep-container and --require-pass "
+						      "are for one run, not a job");
+	} else if (o->config == NULL && o->agents.n == 0) {
+		return *ret_rc = cli_usage_error(cmd, "--agent is required (or --config)");
+	} else if (o->config == NULL && o->tasks.n == 0 && o->task_patterns.n == 0 && !o->all) {
+		return *ret_rc = cli_usage_error(cmd, "--task, --tasks or --all is required (or --config)");
+	}
+	if (o->task == NULL && o->agents.n == 0 && o->config == NULL)
+		return *ret_rc = cli_usage_error(cmd, "--task and --agent are required");
+	/* Name where a bad value came from: a flag the user did not type is a setting. */
+	if (strcmp(o->egress, "restricted") != 0 && strcmp(o->egress, "open") != 0)
+		return *ret_rc = o->egress_set
+		    ? cli_usage_error(cmd, "--egress must be restricted or open")
+		    : cli_usage_error(cmd, "SSEBENCH_EGRESS (%s) must be restricted or open",
+			  getenv("SSEBENCH_EGRESS") != NULL ? "environment" : ".env");
+	if (o->run_id != NULL && !sb_run_id_valid(o->run_id))
+		return *ret_rc = cli_usage_error(cmd, "--run-id: '%s' is not a run id "
+						 "([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64, not 'latest')",
+		    o->run_id);
+	if (strcmp(o->mode, "sandbox") != 0 && strcmp(o->mode, "sidecar") != 0)
+		return *ret_rc = cli_usage_error(cmd, "--mode must be sandbox or sidecar");
+	if (o->runtime != NULL && !runtime_name_valid(o->runtime))
+		return *ret_rc = cli_usage_error(cmd, "%s must be the name of a container runtime "
+						 "([A-Za-z0-9][A-Za-z0-9._-]*), such as runsc",
+		    runtime_flag ? "--runtime" : "SSEBENCH_RUNTIME");
+	if (strcmp(o->mode, "sidecar") == 0)
+		sb_log(SB_LOG_WARN, "sidecar mode is experimental: the agent container has no "
+				    "toolchain for the project (docs/sidecar.md)");
+	if (strcmp(o->mode, "sidecar") == 0 && o->difficulty <= 1)
+		sb_log(SB_LOG_WARN, "in sidecar mode the agent's own container is not held still "
+				    "while run_poc or intent_test runs: at difficulty %u prefer sandbox "
+				    "mode (docs/sidecar.md)", o->difficulty);
+	return 0;
+}
+
+/*
+ * The options into *o (released by the caller in every case); -1 with *ret_rc on an error.
+ * Long because it is getopt's option table and its switch, one case per option; what the
+ * options mean together is run_opts_check's.
+ */
 static int
 run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_opts *o,
     int *ret_rc)
@@ -1788,46 +2038,8 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 	}
 	if (optind < argc)
 		return *ret_rc = cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	/* One task, one agent, at most one model and nothing of a job's: one run, as ever. */
-	if (o->tasks.n == 1 && o->agents.n == 1 && o->models.n <= 1 && o->task_patterns.n == 0 &&
-	    !o->all && o->attempts == 0 && o->jobs == 0 && o->config == NULL) {
-		o->task = sb_xstrdup(o->tasks.v[0]);
-		o->agent = sb_xstrdup(o->agents.v[0]);
-		o->model = o->models.n == 1 ? sb_xstrdup(o->models.v[0]) : NULL;
-	} else if (o->job_id != NULL || o->images_only || o->images_ready || o->run_id != NULL ||
-		   o->keep || o->require_pass) {
-		return *ret_rc = cli_usage_error(cmd, "--run-id, --keep-container and --require-pass "
-						      "are for one run, not a job");
-	} else if (o->config == NULL && o->agents.n == 0) {
-		return *ret_rc = cli_usage_error(cmd, "--agent is required (or --config)");
-	} else if (o->config == NULL && o->tasks.n == 0 && o->task_patterns.n == 0 && !o->all) {
-		return *ret_rc = cli_usage_error(cmd, "--task, --tasks or --all is required (or --config)");
-	}
-	if (o->task == NULL && o->agents.n == 0 && o->config == NULL)
-		return *ret_rc = cli_usage_error(cmd, "--task and --agent are required");
-	/* Name where a bad value came from: a flag the user did not type is a setting. */
-	if (strcmp(o->egress, "restricted") != 0 && strcmp(o->egress, "open") != 0)
-		return *ret_rc = o->egress_set
-		    ? cli_usage_error(cmd, "--egress must be restricted or open")
-		    : cli_usage_error(cmd, "SSEBENCH_EGRESS (%s) must be restricted or open",
-			  getenv("SSEBENCH_EGRESS") != NULL ? "environment" : ".env");
-	if (o->run_id != NULL && !sb_run_id_valid(o->run_id))
-		return *ret_rc = cli_usage_error(cmd, "--run-id: '%s' is not a run id "
-						 "([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64, not 'latest')",
-		    o->run_id);
-	if (strcmp(o->mode, "sandbox") != 0 && strcmp(o->mode, "sidecar") != 0)
-		return *ret_rc = cli_usage_error(cmd, "--mode must be sandbox or sidecar");
-	if (o->runtime != NULL && !runtime_name_valid(o->runtime))
-		return *ret_rc = cli_usage_error(cmd, "%s must be the name of a container runtime "
-						 "([A-Za-z0-9][A-Za-z0-9._-]*), such as runsc",
-		    runtime_flag ? "--runtime" : "SSEBENCH_RUNTIME");
-	if (strcmp(o->mode, "sidecar") == 0)
-		sb_log(SB_LOG_WARN, "sidecar mode is experimental: the agent container has no "
-				    "toolchain for the project (docs/sidecar.md)");
-	if (strcmp(o->mode, "sidecar") == 0 && o->difficulty <= 1)
-		sb_log(SB_LOG_WARN, "in sidecar mode the agent's own container is not held still "
-				    "while run_poc or intent_test runs: at difficulty %u prefer sandbox "
-				    "mode (docs/sidecar.md)", o->difficulty);
+	if (run_opts_check(cmd, o, runtime_flag, ret_rc) != 0)
+		return -1;
 	if (o->local == NULL)
 		o->local = cli_default_dataset();
 	return 0;
@@ -1840,7 +2052,7 @@ cmd_run(const struct cli_command *cmd, int argc, char **argv)
 	int rc;
 
 	if (run_opts_parse(cmd, argc, argv, &o, &rc) == 0) {
-		rc = o.task != NULL ? do_run(&o) : job_run(&o);
+		rc = o.task != NULL ? run_one(&o) : job_run(&o);
 		/* A run that ended before its outcome still gives a CI job its one object. */
 		if (o.task != NULL && o.json_events && !o.json_printed)
 			print_json_result(&o, NULL, NULL, false, rc == SB_EXIT_INTERRUPTED, false, 0,
