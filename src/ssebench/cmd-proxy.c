@@ -511,21 +511,16 @@ cmd_proxy_up(const struct cli_command *cmd, int argc, char **argv)
 static int
 cmd_proxy_down(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	_cleanup_free_ char *why = NULL;
 	const char *name = proxy_container_name();
 	struct sb_error *err = NULL;
 	struct proxy_container pc = { 0 };
 	bool exists, ours;
-	int c, rc = 0, code;
+	int rc, code;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1)
-		if (c == -2)
-			return rc;
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, NULL)) >= 0)
+		return rc;
 	if (cli_need_engine() != 0)
 		return SB_EXIT_FAILURE;
 	if (inspect(name, &pc, &exists, &rc) < 0)
@@ -557,8 +552,6 @@ cmd_proxy_down(const struct cli_command *cmd, int argc, char **argv)
 static int
 cmd_proxy_status(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	const char *name = proxy_container_name();
 	const char *master = cli_setting("LITELLM_MASTER_KEY", NULL);
 	_cleanup_free_ char *admin = NULL, *published = NULL, *models_error = NULL;
@@ -567,16 +560,10 @@ cmd_proxy_status(const struct cli_command *cmd, int argc, char **argv)
 	struct sb_error *err = NULL;
 	struct proxy_container pc = { 0 };
 	bool json = false, exists = false, healthy = false, models_ok = false;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (c == -2)
-			return rc;
-		if (c == 'j')
-			json = true;
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, &json)) >= 0)
+		return rc;
 	if ((admin = proxy_admin_url(&err)) == NULL)
 		return cli_fail_err(&err);
 	if (cli_need_engine() != 0)

@@ -112,22 +112,14 @@ find_run(const char *run_id, json_t **ret, struct sb_error **err)
 static int
 runs_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct sb_error *err = NULL;
 	bool as_json = false;
 	json_t *arr, *runs, *e;
 	size_t i;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (c == -2)
-			return rc;
-		if (c == 'j')
-			as_json = true;
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, &as_json)) >= 0)
+		return rc;
 	arr = inspect_labelled("ssebench.run", &err);
 	if (arr == NULL) {
 		rc = cli_fail("%s", sb_error_message(err));

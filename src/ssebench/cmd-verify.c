@@ -1309,11 +1309,8 @@ do_verify(struct verify *vf, const struct sb_argv *wanted)
 	double t0;
 	int rc;
 
-	if (sb_dataset_load(vf->dir, &vf->ds, &diags, &err) < 0) {
-		rc = cli_fail("%s", sb_error_message(err));
-		sb_error_release(&err);
+	if ((rc = cli_load_dataset(&vf->dir, &vf->ds, &diags)) != 0)
 		return rc;
-	}
 	rc = select_tasks(vf, wanted, &diags);
 	if (rc != 0)
 		return rc;
@@ -1452,8 +1449,6 @@ cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv)
 			break;
 		}
 	}
-	if (vf.dir == NULL)
-		vf.dir = cli_default_dataset();
 	if (optind < argc)
 		cli_deprecated("'dataset verify TASK...'", "--task TASK (repeatable, or a pattern)");
 	for (int i = optind; i < argc; i++)

@@ -546,6 +546,73 @@ cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted, cons
 	return bad;
 }
 
+int
+cli_json_flag(const struct cli_command *cmd, int argc, char **argv, bool *as_json)
+{
+	static const struct option with_json[] = { { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option help_only[] = { { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 } };
+	int c, rc = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "+h", as_json ? with_json : help_only, &rc)) != -1) {
+		if (c == -2)
+			return rc;
+		if (c == 'j')
+			*as_json = true;
+	}
+	return -1;
+}
+
+int
+cli_bare_command(const struct cli_command *cmd, int argc, char **argv, bool *as_json)
+{
+	int rc = cli_json_flag(cmd, argc, argv, as_json);
+
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+int
+cli_dataset_flags(const struct cli_command *cmd, int argc, char **argv, char **dir,
+    bool *as_json)
+{
+	static const struct option longopts[] = {
+		{ "local", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
+		if (c == -2)
+			return rc;
+		if (c == 'l') {
+			free(*dir);
+			*dir = sb_xstrdup(optarg);
+		}
+		if (c == 'j')
+			*as_json = true;
+	}
+	return -1;
+}
+
+int
+cli_load_dataset(char **dir, struct sb_dataset **ret, struct sb_diags *diags)
+{
+	struct sb_error *err = NULL;
+
+	if (*dir == NULL)
+		*dir = cli_default_dataset();
+	if (sb_dataset_load(*dir, ret, diags, &err) < 0)
+		return cli_fail_err(&err);
+	return 0;
+}
+
 void
 cli_deprecated(const char *old, const char *new)
 {
