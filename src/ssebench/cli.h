@@ -86,6 +86,21 @@ char *cli_engine_problem(void);
 /* 0 if the Docker engine answers; else say so, with what to do, and return 1. */
 int cli_need_engine(void);
 
+/*
+ * Run a system tool (mount, mkfs.ext4, iptables), found in the system's directories alone,
+ * with the arguments after name up to a NULL, for at most how->timeout_ms, its output kept
+ * off the terminal. Its exit status, or -1 (err set) if it cannot run. CLI_TOOL_SAY_WHY: a
+ * non-zero status sets err too (if not NULL), with what the tool said on stderr;
+ * CLI_TOOL_QUIET: a non-zero status is only returned (a check such as iptables -C).
+ */
+struct cli_tool {
+	enum { CLI_TOOL_QUIET, CLI_TOOL_SAY_WHY } output;
+	int timeout_ms;
+};
+struct sb_error;
+int cli_system_tool(struct sb_error **err, const struct cli_tool *how, const char *name, ...)
+    __attribute__((sentinel));
+
 /* The SSEBench home: SSEBENCH_HOME, a checkout above the working directory, or the
  * source tree this binary was built from. Never NULL. */
 const char *cli_home(void);

@@ -21,6 +21,7 @@
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/sig.h"
+#include "sb/spawn.h"
 #include "sb/taskdir.h"
 
 #include "cli.h"
@@ -637,6 +638,45 @@ cli_need_engine(void)
 	_cleanup_free_ char *problem = cli_engine_problem();
 
 	return problem != NULL ? cli_fail("%s", problem) : 0;
+}
+
+/* Where cli_system_tool looks: the system's directories only, never the caller's PATH. */
+#define SYSTEM_PATH "/usr/sbin:/sbin:/usr/bin:/bin"
+
+int
+cli_system_tool(struct sb_error **err, const struct cli_tool *how, const char *name, ...)
+{
+	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
+	_cleanup_free_ char *path = NULL;
+	struct sb_cmd cmd = SB_CMD_INIT;
+	struct sb_cmd_result r;
+	const char *arg;
+	va_list ap;
+	int code;
+
+	if (sb_cmd_find_program(name, SYSTEM_PATH, &path, err) < 0)
+		return -1;
+	sb_argv_push(&argv, name);
+	va_start(ap, name);
+	while ((arg = va_arg(ap, const char *)) != NULL)
+		sb_argv_push(&argv, arg);
+	va_end(ap);
+	cmd.path = path;
+	cmd.argv = argv.v;
+	if (how->output == CLI_TOOL_SAY_WHY)
+		cmd.stdout_fd = cmd.stderr_fd = SB_CMD_CAPTURE;
+	else
+		cmd.stdout_fd = cmd.stderr_fd = SB_CMD_DEVNULL;
+	cmd.timeout_ms = how->timeout_ms;
+	if (sb_cmd_run(&cmd, &r, err) < 0)
+		return -1;
+	code = r.exit_code;
+	if (code != 0 && how->output == CLI_TOOL_SAY_WHY && err != NULL) {
+		sb_buf_rtrim(&r.err);
+		sb_error_set(err, EIO, "%s exited with status %d: %s", name, code, r.err.s);
+	}
+	sb_cmd_result_release(&r);
+	return code;
 }
 
 /*
