@@ -70,6 +70,10 @@ int cli_bare_command(const struct cli_command *cmd, int argc, char **argv, bool 
 int cli_dataset_flags(const struct cli_command *cmd, int argc, char **argv, char **dir,
     bool *as_json);
 
+/* cli_dataset_flags for a command that takes no operand: one is a usage error. */
+int cli_dataset_command(const struct cli_command *cmd, int argc, char **argv, char **dir,
+    bool *as_json);
+
 /*
  * Load the dataset *dir (if NULL, the default one, which *dir then holds) into *ret, its
  * problems into diags. 0, or says why it cannot be read and returns 1.

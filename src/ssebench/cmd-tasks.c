@@ -76,10 +76,8 @@ cmd_tasks_list(const struct cli_command *cmd, int argc, char **argv)
 	size_t bad = 0, wid = 2, wlang = 8;
 	int rc;
 
-	if ((rc = cli_dataset_flags(cmd, argc, argv, &dir, &as_json)) >= 0)
+	if ((rc = cli_dataset_command(cmd, argc, argv, &dir, &as_json)) >= 0)
 		return rc;
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if ((rc = cli_load_dataset(&dir, &ds, &diags)) != 0)
 		return rc;
 	if (ds->n == 0) {

@@ -603,6 +603,19 @@ cli_dataset_flags(const struct cli_command *cmd, int argc, char **argv, char **d
 }
 
 int
+cli_dataset_command(const struct cli_command *cmd, int argc, char **argv, char **dir,
+    bool *as_json)
+{
+	int rc = cli_dataset_flags(cmd, argc, argv, dir, as_json);
+
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+int
 cli_load_dataset(char **dir, struct sb_dataset **ret, struct sb_diags *diags)
 {
 	struct sb_error *err = NULL;
