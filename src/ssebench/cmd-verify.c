@@ -136,31 +136,8 @@ struct verify {
 };
 
 /* A failure or a warning of a task, as one line. */
-static void add_failure(struct vtask *vt, const char *fmt, ...) _printf_(2, 3);
-static void
-add_failure(struct vtask *vt, const char *fmt, ...)
-{
-	_cleanup_free_ char *s = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	s = sb_xvasprintf(fmt, ap);
-	va_end(ap);
-	sb_argv_push(&vt->failures, s);
-}
-
-static void add_warning(struct vtask *vt, const char *fmt, ...) _printf_(2, 3);
-static void
-add_warning(struct vtask *vt, const char *fmt, ...)
-{
-	_cleanup_free_ char *s = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	s = sb_xvasprintf(fmt, ap);
-	va_end(ap);
-	sb_argv_push(&vt->warnings, s);
-}
+#define add_failure(vt, ...) sb_argv_pushf(&(vt)->failures, __VA_ARGS__)
+#define add_warning(vt, ...) sb_argv_pushf(&(vt)->warnings, __VA_ARGS__)
 
 /* An absolute version of path (which need not exist yet), without resolving links. */
 static char *
