@@ -556,13 +556,13 @@ our_labels(const json_t *labels)
 }
 
 /*
- * How images list and dataset du start: their flags (--local, --json), the dataset and the
- * engine's images (with containers: the containers' too). -1 to go on, with d and e to
- * release, or the exit status to return.
+ * How images list and dataset du start: their flags (--local, --json), the dataset, the
+ * engine's images (with containers: the containers' too) and the plan for the dataset's
+ * images. -1 to go on, with d, e and p to release, or the exit status to return.
  */
 static int
 space_start(const struct cli_command *cmd, int argc, char **argv, bool containers,
-    bool *as_json, struct dsinfo *d, struct engine *e)
+    bool *as_json, struct dsinfo *d, struct engine *e, struct plan *p)
 {
 	_cleanup_free_ char *dir = NULL;
 	int rc;
@@ -575,6 +575,7 @@ space_start(const struct cli_command *cmd, int argc, char **argv, bool container
 		dsinfo_release(d);
 		return rc;
 	}
+	plan_make(e, d, false, p);
 	return -1;
 }
 
@@ -590,9 +591,8 @@ images_list(const struct cli_command *cmd, int argc, char **argv)
 	size_t n_images = 0;
 	int rc;
 
-	if ((rc = space_start(cmd, argc, argv, true, &as_json, &d, &e)) >= 0)
+	if ((rc = space_start(cmd, argc, argv, true, &as_json, &d, &e, &p)) >= 0)
 		return rc;
-	plan_make(&e, &d, false, &p);
 	for (size_t i = 0; i < e.n; i++)
 		n_images += e.ours[i];
 	if (as_json) {
@@ -1016,10 +1016,9 @@ cmd_dataset_du(const struct cli_command *cmd, int argc, char **argv)
 	size_t n_images = 0;
 	int rc;
 
-	if ((rc = space_start(cmd, argc, argv, false, &as_json, &d, &e)) >= 0)
+	if ((rc = space_start(cmd, argc, argv, false, &as_json, &d, &e, &p)) >= 0)
 		goto done;
 	rc = SB_EXIT_OK;
-	plan_make(&e, &d, false, &p);
 	all_sel = sb_xcalloc(e.n + 1, sizeof(bool));
 	task_sel = sb_xcalloc(e.n + 1, sizeof(bool));
 	json_array_append_new(
