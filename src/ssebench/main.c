@@ -547,46 +547,12 @@ cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted, cons
 	return bad;
 }
 
-int
-cli_json_flag(const struct cli_command *cmd, int argc, char **argv, bool *as_json)
+/* The options of longopts, of which only --local ('l', into *dir) and --json ('j') set
+ * anything: -1 to go on, or the exit status to return (--help, a bad flag). */
+static int
+common_flags(const struct cli_command *cmd, int argc, char **argv,
+    const struct option *longopts, char **dir, bool *as_json)
 {
-	static const struct option with_json[] = { { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	static const struct option help_only[] = { { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
-	int c, rc = 0;
-
-	while ((c = cli_getopt(cmd, argc, argv, "+h", as_json ? with_json : help_only, &rc)) != -1) {
-		if (c == -2)
-			return rc;
-		if (c == 'j')
-			*as_json = true;
-	}
-	return -1;
-}
-
-int
-cli_bare_command(const struct cli_command *cmd, int argc, char **argv, bool *as_json)
-{
-	int rc = cli_json_flag(cmd, argc, argv, as_json);
-
-	if (rc >= 0)
-		return rc;
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	return -1;
-}
-
-int
-cli_dataset_flags(const struct cli_command *cmd, int argc, char **argv, char **dir,
-    bool *as_json)
-{
-	static const struct option longopts[] = {
-		{ "local", required_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c, rc = 0;
 
 	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
@@ -603,16 +569,52 @@ cli_dataset_flags(const struct cli_command *cmd, int argc, char **argv, char **d
 }
 
 int
-cli_dataset_command(const struct cli_command *cmd, int argc, char **argv, char **dir,
-    bool *as_json)
+cli_json_flag(const struct cli_command *cmd, int argc, char **argv, bool *as_json)
 {
-	int rc = cli_dataset_flags(cmd, argc, argv, dir, as_json);
+	static const struct option with_json[] = { { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option help_only[] = { { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 } };
 
+	return common_flags(cmd, argc, argv, as_json ? with_json : help_only, NULL, as_json);
+}
+
+/* What a flag parser's rc becomes for a command that takes no operand: one is a usage error. */
+static int
+no_operands(const struct cli_command *cmd, int argc, char **argv, int rc)
+{
 	if (rc >= 0)
 		return rc;
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	return -1;
+}
+
+int
+cli_bare_command(const struct cli_command *cmd, int argc, char **argv, bool *as_json)
+{
+	return no_operands(cmd, argc, argv, cli_json_flag(cmd, argc, argv, as_json));
+}
+
+int
+cli_dataset_flags(const struct cli_command *cmd, int argc, char **argv, char **dir,
+    bool *as_json)
+{
+	static const struct option longopts[] = {
+		{ "local", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	return common_flags(cmd, argc, argv, longopts, dir, as_json);
+}
+
+int
+cli_dataset_command(const struct cli_command *cmd, int argc, char **argv, char **dir,
+    bool *as_json)
+{
+	return no_operands(cmd, argc, argv, cli_dataset_flags(cmd, argc, argv, dir, as_json));
 }
 
 int
