@@ -289,6 +289,15 @@ sum_counts(long long a, long long b)
 	return a > EVENTS_COUNT_MAX - b ? EVENTS_COUNT_MAX : a + b;
 }
 
+/* One more turn, with its tokens: usage's in_key and out_key (Codex's and OpenCode's). */
+static void
+add_turn(struct events *e, const json_t *usage, const char *in_key, const char *out_key)
+{
+	e->sum.turns = sum_counts(e->sum.turns, 1);
+	e->sum.tokens_in = sum_counts(e->sum.tokens_in, num(usage, in_key));
+	e->sum.tokens_out = sum_counts(e->sum.tokens_out, num(usage, out_key));
+}
+
 /* --- Claude Code --------------------------------------------------------------------- */
 
 static int
@@ -441,11 +450,7 @@ codex_event(struct events *e, const json_t *ev, struct sb_error **err)
 	if (strcmp(type, "item.completed") == 0)
 		return codex_item(e, json_object_get(ev, "item"), true, err);
 	if (strcmp(type, "turn.completed") == 0) {
-		const json_t *u = json_object_get(ev, "usage");
-
-		e->sum.turns = sum_counts(e->sum.turns, 1);
-		e->sum.tokens_in = sum_counts(e->sum.tokens_in, num(u, "input_tokens"));
-		e->sum.tokens_out = sum_counts(e->sum.tokens_out, num(u, "output_tokens"));
+		add_turn(e, json_object_get(ev, "usage"), "input_tokens", "output_tokens");
 		return 0;
 	}
 	if (strcmp(type, "turn.failed") == 0 || strcmp(type, "error") == 0) {
@@ -495,11 +500,7 @@ opencode_event(struct events *e, const json_t *ev, struct sb_error **err)
 		return tool_end(e, id, name, input, strcmp(st, "completed") == 0, text, err);
 	}
 	if (strcmp(type, "step_finish") == 0) {
-		const json_t *tok = json_object_get(part, "tokens");
-
-		e->sum.turns = sum_counts(e->sum.turns, 1);
-		e->sum.tokens_in = sum_counts(e->sum.tokens_in, num(tok, "input"));
-		e->sum.tokens_out = sum_counts(e->sum.tokens_out, num(tok, "output"));
+		add_turn(e, json_object_get(part, "tokens"), "input", "output");
 		return 0;
 	}
 	if (strcmp(type, "error") == 0) {

@@ -52,6 +52,35 @@ struct sb_argv;
 int cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted, const char *flag,
     struct sb_argv *out);
 
+/*
+ * The options of a command whose only flags are --json (sets *as_json; with as_json NULL
+ * there is no --json) and --help. Returns -1 to go on, the operands at argv[optind], or
+ * the exit status to return (--help, a bad flag).
+ */
+int cli_json_flag(const struct cli_command *cmd, int argc, char **argv, bool *as_json);
+
+/* cli_json_flag for a command that takes no operand: one is a usage error. */
+int cli_bare_command(const struct cli_command *cmd, int argc, char **argv, bool *as_json);
+
+/*
+ * The options of a command on one dataset: --local DIR (*dir, malloc'd, the last one wins),
+ * --json (*as_json) and --help. Returns -1 to go on, the operands at argv[optind], or the
+ * exit status to return.
+ */
+int cli_dataset_flags(const struct cli_command *cmd, int argc, char **argv, char **dir,
+    bool *as_json);
+
+/* cli_dataset_flags for a command that takes no operand: one is a usage error. */
+int cli_dataset_command(const struct cli_command *cmd, int argc, char **argv, char **dir,
+    bool *as_json);
+
+/*
+ * Load the dataset *dir (if NULL, the default one, which *dir then holds) into *ret, its
+ * problems into diags. 0, or says why it cannot be read and returns 1.
+ */
+struct sb_diags;
+int cli_load_dataset(char **dir, struct sb_dataset **ret, struct sb_diags *diags);
+
 /* Warn that the flag or form old is deprecated in favour of new (they still work). */
 void cli_deprecated(const char *old, const char *new);
 
@@ -60,6 +89,21 @@ char *cli_engine_problem(void);
 
 /* 0 if the Docker engine answers; else say so, with what to do, and return 1. */
 int cli_need_engine(void);
+
+/*
+ * Run a system tool (mount, mkfs.ext4, iptables), found in the system's directories alone,
+ * with the arguments after name up to a NULL, for at most how->timeout_ms, its output kept
+ * off the terminal. Its exit status, or -1 (err set) if it cannot run. CLI_TOOL_SAY_WHY: a
+ * non-zero status sets err too (if not NULL), with what the tool said on stderr;
+ * CLI_TOOL_QUIET: a non-zero status is only returned (a check such as iptables -C).
+ */
+struct cli_tool {
+	enum { CLI_TOOL_QUIET, CLI_TOOL_SAY_WHY } output;
+	int timeout_ms;
+};
+struct sb_error;
+int cli_system_tool(struct sb_error **err, const struct cli_tool *how, const char *name, ...)
+    __attribute__((sentinel));
 
 /* The SSEBench home: SSEBENCH_HOME, a checkout above the working directory, or the
  * source tree this binary was built from. Never NULL. */

@@ -48,21 +48,13 @@ agent_json(const char *name, const struct agent_info *ag, const struct sb_error 
 int
 cmd_agents_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	_cleanup_argv_ struct sb_argv names = SB_ARGV_INIT;
 	json_auto_t *all = json_array();
 	bool as_json = false;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (c == -2)
-			return rc;
-		if (c == 'j')
-			as_json = true;
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, &as_json)) >= 0)
+		return rc;
 	agent_names(cli_home(), &names);
 	for (size_t i = 0; i < names.n; i++) {
 		struct agent_info ag = { NULL, NULL, NULL, NULL, 0, false };
@@ -99,15 +91,12 @@ cmd_agents_list(const struct cli_command *cmd, int argc, char **argv)
 int
 cmd_agents_fetch(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
 	_cleanup_argv_ struct sb_argv names = SB_ARGV_INIT;
 	_cleanup_free_ char *cache = agent_cache_dir();
-	int c, rc = 0, failed = 0;
+	int rc, failed = 0;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1)
-		if (c == -2)
-			return rc;
+	if ((rc = cli_json_flag(cmd, argc, argv, NULL)) >= 0)
+		return rc;
 	for (int i = optind; i < argc; i++)
 		sb_argv_push(&names, argv[i]);
 	if (names.n == 0)

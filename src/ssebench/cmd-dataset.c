@@ -24,41 +24,23 @@ diag_json(const struct sb_diag *d)
 int
 cmd_dataset_validate(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "local", required_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
 	_cleanup_free_ char *dir = NULL;
 	struct sb_dataset *ds = NULL;
-	struct sb_error *err = NULL;
 	bool as_json = false;
 	size_t bad = 0;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		switch (c) {
-		case -2: return rc;
-		case 'l': free(dir); dir = sb_xstrdup(optarg); break;
-		case 'j': as_json = true; break;
-		default: break;
-		}
-	}
+	if ((rc = cli_dataset_flags(cmd, argc, argv, &dir, &as_json)) >= 0)
+		return rc;
 	if (argc - optind > 1 || (argc - optind == 1 && dir != NULL))
 		return cli_usage_error(cmd, "expected one dataset directory (--local DIR)");
 	if (optind < argc) {
 		cli_deprecated("'dataset validate DIR'", "'dataset validate --local DIR'");
 		dir = sb_xstrdup(argv[optind]);
 	}
-	if (dir == NULL)
-		dir = cli_default_dataset();
-	if (sb_dataset_load(dir, &ds, &diags, &err) < 0) {
-		rc = cli_fail("%s", sb_error_message(err));
-		sb_error_release(&err);
+	if ((rc = cli_load_dataset(&dir, &ds, &diags)) != 0)
 		return rc;
-	}
 	for (size_t i = 0; i < ds->n; i++)
 		bad += ds->tasks[i]->problems > 0;
 	sb_diags_sort(&diags);

@@ -405,24 +405,16 @@ container:
 int
 cmd_doctor(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
 	_cleanup_free_ char *mdir = models_dir(), *problem = NULL, *rootfs = image_rootfs();
 	struct checks c = { .n = 0 };
 	struct sb_error *err = NULL;
 	struct models m;
 	bool json = false, engine, failed = false;
-	int ch, rc = 0;
+	int rc;
 
-	while ((ch = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (ch == -2)
-			return rc;
-		if (ch == 'j')
-			json = true;
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, &json)) >= 0)
+		return rc;
 
 	check_client(&c);
 	problem = cli_engine_problem();

@@ -19,18 +19,13 @@
 int
 cmd_images_base(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static const char *const all[] = { "c", "go", "rust", NULL };
 	struct images im = { cli_home(), -1, false };
 	struct sb_error *err = NULL;
-	int c, rc = 0, failed = 0;
+	int rc, failed = 0;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1)
-		if (c == -2)
-			return rc;
+	if ((rc = cli_json_flag(cmd, argc, argv, NULL)) >= 0)
+		return rc;
 	for (int i = optind; i < argc; i++)
 		if (strcmp(argv[i], "c") != 0 && strcmp(argv[i], "go") != 0 &&
 		    strcmp(argv[i], "rust") != 0)
@@ -111,13 +106,8 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if (dir == NULL)
-		dir = cli_default_dataset();
-	if (sb_dataset_load(dir, &ds, &diags, &err) < 0) {
-		rc = cli_fail("%s", sb_error_message(err));
-		sb_error_release(&err);
+	if ((rc = cli_load_dataset(&dir, &ds, &diags)) != 0)
 		return rc;
-	}
 	/* Every --task must select a task; none given: all of them. */
 	if (wanted.n == 0)
 		for (size_t i = 0; i < ds->n; i++)

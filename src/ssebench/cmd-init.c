@@ -137,17 +137,12 @@ copy_models(const char *home, struct sb_error **err)
 int
 cmd_init(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
 	struct sb_error *err = NULL;
 	struct stat st;
-	int c, rc = 0, copied;
+	int rc, copied;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1)
-		if (c == -2)
-			return rc;
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, NULL)) >= 0)
+		return rc;
 	if (lstat(".env", &st) == 0) {
 		printf("kept .env (it exists)\n");
 	} else if (write_env(&err) < 0) {
@@ -175,23 +170,15 @@ cmd_init(const struct cli_command *cmd, int argc, char **argv)
 int
 cmd_models_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
 	_cleanup_free_ char *dir = models_dir();
 	struct sb_error *err = NULL;
 	struct models m;
 	bool json = false;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (c == -2)
-			return rc;
-		if (c == 'j')
-			json = true;
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, &json)) >= 0)
+		return rc;
 	if (models_load(dir, &m, &diags, &err) < 0) {
 		rc = cli_fail("%s", sb_error_message(err));
 		sb_error_release(&err);

@@ -104,23 +104,15 @@ job_json(const struct job *j, bool slots)
 static int
 cmd_jobs_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	_cleanup_free_ char *root = job_root();
 	json_auto_t *all = json_array();
 	struct dirent **names = NULL;
 	bool as_json = false;
-	int c, rc = 0, n;
+	int rc, n;
 	size_t bad = 0;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (c == -2)
-			return rc;
-		if (c == 'j')
-			as_json = true;
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, &as_json)) >= 0)
+		return rc;
 	n = scandir(root, &names, NULL, alphasort);
 	for (int i = 0; i < n; i++) {
 		struct sb_error *err = NULL;
@@ -177,21 +169,15 @@ cmd_jobs_list(const struct cli_command *cmd, int argc, char **argv)
 static int
 cmd_jobs_show(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct sb_error *err = NULL;
 	json_auto_t *o = NULL;
 	struct job_counts k;
 	bool as_json = false;
 	struct job j;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (c == -2)
-			return rc;
-		if (c == 'j')
-			as_json = true;
-	}
+	if ((rc = cli_json_flag(cmd, argc, argv, &as_json)) >= 0)
+		return rc;
 	if (optind + 1 != argc)
 		return cli_usage_error(cmd, "one job, please");
 	if (job_open(argv[optind], true, &j, &err) < 0) {

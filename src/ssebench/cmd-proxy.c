@@ -55,7 +55,6 @@
 #define WAIT_DEFAULT_S 180 /* LiteLLM with a database migrates it at start: it can take a while */
 #define LOG_LINES "20"
 
-
 /* `docker ARGS...`: its exit code, with its stderr (trimmed) in *ret_why when it is not 0. */
 static int
 docker_do(const struct sb_argv *args, uint64_t timeout_ms, char **ret_why, struct sb_error **err)
@@ -72,6 +71,21 @@ docker_do(const struct sb_argv *args, uint64_t timeout_ms, char **ret_why, struc
 	}
 	sb_cmd_result_release(&r);
 	return code;
+}
+
+/* `docker ARGS...` on the container name: 0, or says what docker said and returns 1. */
+static int
+docker_step(const struct sb_argv *args, const char *name)
+{
+	_cleanup_free_ char *why = NULL;
+	struct sb_error *err = NULL;
+	int code = docker_do(args, 120000, &why, &err);
+
+	if (code < 0)
+		return cli_fail_err(&err);
+	if (code != 0)
+		return cli_fail("docker %s %s: %s", args->v[0], name, cli_safe(why));
+	return 0;
 }
 
 /* The container, or ENOENT; any other failure is said and makes this return 1 via rc. */
@@ -409,11 +423,8 @@ cmd_proxy_up(const struct cli_command *cmd, int argc, char **argv)
 		}
 		if (!running) {
 			sb_argv_pushl(&a, "start", name, NULL);
-			code = docker_do(&a, 120000, &why, &err);
-			if (code < 0)
-				return cli_fail_err(&err);
-			if (code != 0)
-				return cli_fail("docker start %s: %s", name, cli_safe(why));
+			if (docker_step(&a, name) != 0)
+				return SB_EXIT_FAILURE;
 			progress("started the existing model proxy container %s", name);
 		} else if (proxy_get(url, NULL, "/health/liveliness", NULL, NULL) == 0) {
 			printf("the model proxy already runs: container %s, image %s, admin URL %s\n",
@@ -511,21 +522,14 @@ cmd_proxy_up(const struct cli_command *cmd, int argc, char **argv)
 static int
 cmd_proxy_down(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
-	_cleanup_free_ char *why = NULL;
 	const char *name = proxy_container_name();
-	struct sb_error *err = NULL;
 	struct proxy_container pc = { 0 };
 	bool exists, ours;
-	int c, rc = 0, code;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1)
-		if (c == -2)
-			return rc;
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, NULL)) >= 0)
+		return rc;
 	if (cli_need_engine() != 0)
 		return SB_EXIT_FAILURE;
 	if (inspect(name, &pc, &exists, &rc) < 0)
@@ -545,11 +549,8 @@ cmd_proxy_down(const struct cli_command *cmd, int argc, char **argv)
 	(void)docker_do(&a, 120000, NULL, NULL);
 	sb_argv_release(&a);
 	sb_argv_pushl(&a, "rm", "--force", name, NULL);
-	code = docker_do(&a, 120000, &why, &err);
-	if (code < 0)
-		return cli_fail_err(&err);
-	if (code != 0)
-		return cli_fail("docker rm %s: %s", name, cli_safe(why));
+	if (docker_step(&a, name) != 0)
+		return SB_EXIT_FAILURE;
 	printf("stopped and removed the model proxy container %s\n", name);
 	return SB_EXIT_OK;
 }
@@ -557,8 +558,6 @@ cmd_proxy_down(const struct cli_command *cmd, int argc, char **argv)
 static int
 cmd_proxy_status(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	const char *name = proxy_container_name();
 	const char *master = cli_setting("LITELLM_MASTER_KEY", NULL);
 	_cleanup_free_ char *admin = NULL, *published = NULL, *models_error = NULL;
@@ -567,16 +566,10 @@ cmd_proxy_status(const struct cli_command *cmd, int argc, char **argv)
 	struct sb_error *err = NULL;
 	struct proxy_container pc = { 0 };
 	bool json = false, exists = false, healthy = false, models_ok = false;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (c == -2)
-			return rc;
-		if (c == 'j')
-			json = true;
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, &json)) >= 0)
+		return rc;
 	if ((admin = proxy_admin_url(&err)) == NULL)
 		return cli_fail_err(&err);
 	if (cli_need_engine() != 0)

@@ -112,22 +112,14 @@ find_run(const char *run_id, json_t **ret, struct sb_error **err)
 static int
 runs_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct sb_error *err = NULL;
 	bool as_json = false;
 	json_t *arr, *runs, *e;
 	size_t i;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (c == -2)
-			return rc;
-		if (c == 'j')
-			as_json = true;
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_bare_command(cmd, argc, argv, &as_json)) >= 0)
+		return rc;
 	arr = inspect_labelled("ssebench.run", &err);
 	if (arr == NULL) {
 		rc = cli_fail("%s", sb_error_message(err));
@@ -163,11 +155,15 @@ runs_list(const struct cli_command *cmd, int argc, char **argv)
 	return SB_EXIT_OK;
 }
 
-/* The options common to the single-run commands: RUN_ID, and for some a flag. */
+/*
+ * How the single-run commands start: their options (RUN_ID, and for some a flag), then the
+ * run's containers (find_run). -1 with the exit status in *ret_rc if either fails.
+ */
 static int
 one_run(const struct cli_command *cmd, int argc, char **argv, const struct option *longopts,
-    bool *flag, uint64_t *grace, const char **ret_id, int *ret_rc)
+    bool *flag, uint64_t *grace, const char **ret_id, json_t **ret_arr, int *ret_rc)
 {
+	struct sb_error *err = NULL;
 	int c, rc = 0;
 
 	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
@@ -187,7 +183,9 @@ one_run(const struct cli_command *cmd, int argc, char **argv, const struct optio
 		return -1;
 	}
 	*ret_id = argv[optind];
-	return 0;
+	*ret_rc = find_run(*ret_id, ret_arr, &err);
+	sb_error_release(&err);
+	return *ret_rc != 0 ? -1 : 0;
 }
 
 /*
@@ -229,17 +227,12 @@ runs_inspect(const struct cli_command *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	struct sb_error *err = NULL;
 	const char *id = NULL;
 	bool as_json = false;
 	json_t *arr = NULL, *runs;
 	int rc;
 
-	if (one_run(cmd, argc, argv, longopts, &as_json, NULL, &id, &rc) < 0)
-		return rc;
-	rc = find_run(id, &arr, &err);
-	sb_error_release(&err);
-	if (rc != 0)
+	if (one_run(cmd, argc, argv, longopts, &as_json, NULL, &id, &arr, &rc) < 0)
 		return rc;
 	runs = containers_entries(arr);
 	json_decref(arr);
@@ -304,15 +297,12 @@ runs_logs(const struct cli_command *cmd, int argc, char **argv)
 	static const struct option longopts[] = { { "follow", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static const char *const follow[] = { "--follow", NULL }, *const none[] = { NULL };
-	struct sb_error *err = NULL;
 	const char *id = NULL;
 	bool f = false;
 	json_t *arr = NULL;
 	int rc;
 
-	if (one_run(cmd, argc, argv, longopts, &f, NULL, &id, &rc) < 0)
-		return rc;
-	if ((rc = find_run(id, &arr, &err)) != 0)
+	if (one_run(cmd, argc, argv, longopts, &f, NULL, &id, &arr, &rc) < 0)
 		return rc;
 	rc = on_containers(arr, "logs", f ? follow : none, f);
 	json_decref(arr);
@@ -324,7 +314,6 @@ runs_stop(const struct cli_command *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = { { "grace", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	struct sb_error *err = NULL;
 	uint64_t grace = 20;
 	const char *id = NULL;
 	bool unused = false;
@@ -332,9 +321,7 @@ runs_stop(const struct cli_command *cmd, int argc, char **argv)
 	char g[32];
 	int rc;
 
-	if (one_run(cmd, argc, argv, longopts, &unused, &grace, &id, &rc) < 0)
-		return rc;
-	if ((rc = find_run(id, &arr, &err)) != 0)
+	if (one_run(cmd, argc, argv, longopts, &unused, &grace, &id, &arr, &rc) < 0)
 		return rc;
 	snprintf(g, sizeof(g), "%llu", (unsigned long long)grace);
 	{
@@ -361,9 +348,7 @@ runs_remove(const struct cli_command *cmd, int argc, char **argv)
 	char *save = NULL;
 	int rc;
 
-	if (one_run(cmd, argc, argv, longopts, &unused, NULL, &id, &rc) < 0)
-		return rc;
-	if ((rc = find_run(id, &arr, &err)) != 0)
+	if (one_run(cmd, argc, argv, longopts, &unused, NULL, &id, &arr, &rc) < 0)
 		return rc;
 	rc = on_containers(arr, "rm", extra, false);
 	json_decref(arr);

@@ -312,6 +312,18 @@ engine_check(void)
 	return cli_fail("Docker does not answer (%s); run scripts/docker-up (as root)", why);
 }
 
+/* engine_check, then engine_load into e; an exit status on failure, said. */
+static int
+engine_open(struct engine *e, bool containers)
+{
+	struct sb_error *err = NULL;
+	int rc = engine_check();
+
+	if (rc == 0 && engine_load(e, containers, &err) < 0)
+		rc = cli_fail_err(&err);
+	return rc;
+}
+
 /* ---- the dataset ----------------------------------------------------------------------- */
 
 struct dsinfo {
@@ -543,44 +555,44 @@ our_labels(const json_t *labels)
 	return out;
 }
 
+/*
+ * How images list and dataset du start: their flags (--local, --json), the dataset, the
+ * engine's images (with containers: the containers' too) and the plan for the dataset's
+ * images. -1 to go on, with d, e and p to release, or the exit status to return.
+ */
+static int
+space_start(const struct cli_command *cmd, int argc, char **argv, bool containers,
+    bool *as_json, struct dsinfo *d, struct engine *e, struct plan *p)
+{
+	_cleanup_free_ char *dir = NULL;
+	int rc;
+
+	if ((rc = cli_dataset_command(cmd, argc, argv, &dir, as_json)) >= 0)
+		return rc;
+	if ((rc = dsinfo_load(dir, d)) != 0)
+		return rc;
+	if ((rc = engine_open(e, containers)) != 0) {
+		dsinfo_release(d);
+		return rc;
+	}
+	plan_make(e, d, false, p);
+	return -1;
+}
+
 /* ---- images list ----------------------------------------------------------------------- */
 
 static int
 images_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {{"local", required_argument, NULL, 'd'},
-	    {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-	_cleanup_free_ char *dir = NULL;
-	struct sb_error *err = NULL;
 	struct dsinfo d;
 	struct engine e;
 	struct plan p;
 	bool as_json = false;
 	size_t n_images = 0;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (c == -2)
-			return rc;
-		if (c == 'd') {
-			free(dir);
-			dir = sb_xstrdup(optarg);
-		}
-		if (c == 'j')
-			as_json = true;
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if ((rc = dsinfo_load(dir, &d)) != 0)
+	if ((rc = space_start(cmd, argc, argv, true, &as_json, &d, &e, &p)) >= 0)
 		return rc;
-	if ((rc = engine_check()) != 0 || engine_load(&e, true, &err) < 0) {
-		if (rc == 0)
-			rc = cli_fail("%s", sb_error_message(err));
-		sb_error_release(&err);
-		dsinfo_release(&d);
-		return rc;
-	}
-	plan_make(&e, &d, false, &p);
 	for (size_t i = 0; i < e.n; i++)
 		n_images += e.ours[i];
 	if (as_json) {
@@ -715,10 +727,7 @@ images_prune(const struct cli_command *cmd, int argc, char **argv)
 			return rc;
 		have_ds = true;
 	}
-	if ((rc = engine_check()) != 0 || engine_load(&e, true, &err) < 0) {
-		if (rc == 0)
-			rc = cli_fail("%s", sb_error_message(err));
-		sb_error_release(&err);
+	if ((rc = engine_open(&e, true)) != 0) {
 		if (have_ds)
 			dsinfo_release(&d);
 		return rc;
@@ -998,43 +1007,18 @@ row_of_task(const struct row *r, const struct dsinfo *d, const char *task)
 int
 cmd_dataset_du(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {{"local", required_argument, NULL, 'l'},
-	    {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-	_cleanup_free_ char *dir = NULL;
 	_cleanup_free_ bool *all_sel = NULL, *task_sel = NULL;
-	struct sb_error *err = NULL;
 	json_t *tasks = json_array(), *rows = json_array(), *out;
 	struct dsinfo d;
 	struct engine e;
 	struct plan p;
 	bool as_json = false;
 	size_t n_images = 0;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		if (c == -2)
-			goto done;
-		if (c == 'l') {
-			free(dir);
-			dir = sb_xstrdup(optarg);
-		}
-		if (c == 'j')
-			as_json = true;
-	}
-	if (optind < argc) {
-		rc = cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if ((rc = space_start(cmd, argc, argv, false, &as_json, &d, &e, &p)) >= 0)
 		goto done;
-	}
-	if ((rc = dsinfo_load(dir, &d)) != 0)
-		goto done;
-	if ((rc = engine_check()) != 0 || engine_load(&e, false, &err) < 0) {
-		if (rc == 0)
-			rc = cli_fail("%s", sb_error_message(err));
-		sb_error_release(&err);
-		dsinfo_release(&d);
-		goto done;
-	}
-	plan_make(&e, &d, false, &p);
+	rc = SB_EXIT_OK;
 	all_sel = sb_xcalloc(e.n + 1, sizeof(bool));
 	task_sel = sb_xcalloc(e.n + 1, sizeof(bool));
 	json_array_append_new(

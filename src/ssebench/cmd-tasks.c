@@ -69,44 +69,17 @@ task_summary(const struct sb_dataset *ds, const struct sb_task *t)
 int
 cmd_tasks_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "local", required_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	_cleanup_diags_ struct sb_diags diags = SB_DIAGS_INIT;
 	_cleanup_free_ char *dir = NULL;
 	struct sb_dataset *ds = NULL;
-	struct sb_error *err = NULL;
 	bool as_json = false;
 	size_t bad = 0, wid = 2, wlang = 8;
-	int c, rc = 0;
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
-		switch (c) {
-		case -2:
-			return rc;
-		case 'l':
-			free(dir);
-			dir = sb_xstrdup(optarg);
-			break;
-		case 'j':
-			as_json = true;
-			break;
-		default:
-			break;
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if (dir == NULL)
-		dir = cli_default_dataset();
-	if (sb_dataset_load(dir, &ds, &diags, &err) < 0) {
-		rc = cli_fail("%s", sb_error_message(err));
-		sb_error_release(&err);
+	if ((rc = cli_dataset_command(cmd, argc, argv, &dir, &as_json)) >= 0)
 		return rc;
-	}
+	if ((rc = cli_load_dataset(&dir, &ds, &diags)) != 0)
+		return rc;
 	if (ds->n == 0) {
 		rc = cli_fail("%s has no task folders (a dataset is a directory of task folders; "
 			      "run 'ssebench dataset validate %s')",

@@ -136,31 +136,8 @@ struct verify {
 };
 
 /* A failure or a warning of a task, as one line. */
-static void add_failure(struct vtask *vt, const char *fmt, ...) _printf_(2, 3);
-static void
-add_failure(struct vtask *vt, const char *fmt, ...)
-{
-	_cleanup_free_ char *s = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	s = sb_xvasprintf(fmt, ap);
-	va_end(ap);
-	sb_argv_push(&vt->failures, s);
-}
-
-static void add_warning(struct vtask *vt, const char *fmt, ...) _printf_(2, 3);
-static void
-add_warning(struct vtask *vt, const char *fmt, ...)
-{
-	_cleanup_free_ char *s = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	s = sb_xvasprintf(fmt, ap);
-	va_end(ap);
-	sb_argv_push(&vt->warnings, s);
-}
+#define add_failure(vt, ...) sb_argv_pushf(&(vt)->failures, __VA_ARGS__)
+#define add_warning(vt, ...) sb_argv_pushf(&(vt)->warnings, __VA_ARGS__)
 
 /* An absolute version of path (which need not exist yet), without resolving links. */
 static char *
@@ -222,6 +199,35 @@ run_env(const struct verify *vf, struct sb_argv *env)
 	sb_env_set(env, "SSEBENCH_HOME", cli_home());
 }
 
+/*
+ * Start a step's child: path with argv and env, its stdout to out_fd and its stderr to the
+ * task's log, and the step's clock. argv and env are copied into the child, so the caller's
+ * strings may go once this returns.
+ */
+static int
+start_step(struct vtask *vt, const char *path, const struct sb_argv *argv,
+    const struct sb_argv *env, int out_fd, struct sb_error **err)
+{
+	struct sb_cmd init = SB_CMD_INIT;
+
+	vt->cmd = init;
+	vt->cmd.path = path;
+	vt->cmd.argv = argv->v;
+	vt->cmd.envp = env->v;
+	vt->cmd.stdout_fd = out_fd;
+	vt->cmd.stderr_fd = vt->log_fd;
+	/* Its own group: the terminal's Ctrl-C reaches us, and we decide what each child gets. */
+	vt->cmd.flags = SB_CMD_NEW_PGRP;
+	if (sb_cmd_start(&vt->cmd, err) < 0)
+		return -1;
+	vt->cmd.path = NULL;
+	vt->cmd.argv = NULL;
+	vt->cmd.envp = NULL;
+	vt->running = true;
+	vt->step_started = progress_clock();
+	return 0;
+}
+
 /* Step 1 or 2: `ssebench run --agent AGENT` for the task, its output to its log. */
 static int
 start_run(struct verify *vf, struct vtask *vt, struct agent_run *r, const char *agent,
@@ -229,7 +235,6 @@ start_run(struct verify *vf, struct vtask *vt, struct agent_run *r, const char *
 {
 	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
 	_cleanup_argv_ struct sb_argv env = SB_ARGV_INIT;
-	struct sb_cmd init = SB_CMD_INIT;
 
 	r->run_id = sb_xasprintf("verify-%s-%s-%s", vf->stamp, vt->short_id, agent);
 	r->dir = sb_xasprintf("%s/runs/%s/none/%s/%s", vf->out, vt->t->name, agent, r->run_id);
@@ -241,22 +246,9 @@ start_run(struct verify *vf, struct vtask *vt, struct agent_run *r, const char *
 	    "--agent", agent, "--run-id", r->run_id, "--timeout", NULL);
 	sb_argv_pushf(&argv, "%llu", (unsigned long long)vf->timeout);
 	run_env(vf, &env);
-	vt->cmd = init;
 	/* The same program, even if the file was replaced since we started. */
-	vt->cmd.path = "/proc/self/exe";
-	vt->cmd.argv = argv.v;
-	vt->cmd.envp = env.v;
-	vt->cmd.stdout_fd = vt->log_fd;
-	vt->cmd.stderr_fd = vt->log_fd;
-	/* Its own group: the terminal's Ctrl-C reaches us, and we decide what each child gets. */
-	vt->cmd.flags = SB_CMD_NEW_PGRP;
-	if (sb_cmd_start(&vt->cmd, err) < 0)
+	if (start_step(vt, "/proc/self/exe", &argv, &env, vt->log_fd, err) < 0)
 		return -1;
-	/* argv and env were copied into the child; the strings may go now. */
-	vt->cmd.argv = NULL;
-	vt->cmd.envp = NULL;
-	vt->running = true;
-	vt->step_started = progress_clock();
 	vt->deadline = vt->step_started + 2.0 * (double)vf->timeout + VERIFY_SLACK_S;
 	progress("%s: %s run %s", vt->t->name, agent, r->run_id);
 	return 0;
@@ -272,7 +264,6 @@ start_pocs(struct verify *vf, struct vtask *vt, struct sb_error **err)
 	_cleanup_free_ char *image = image_tool(vt->t->name), *out = NULL;
 	const struct sb_task_str *hidden[] = {
 	    &c->files.future_test, &c->files.security_test, &c->files.intent_test};
-	struct sb_cmd init = SB_CMD_INIT;
 	uint64_t poc_t = vf->timeout < VERIFY_POC_TIMEOUT ? vf->timeout : VERIFY_POC_TIMEOUT;
 
 	vt->pocs_log = sb_xasprintf("%s/logs/%s.pocs.log", vf->out, vt->t->name);
@@ -318,20 +309,8 @@ start_pocs(struct verify *vf, struct vtask *vt, struct sb_error **err)
 	if (vf->ds->canary != NULL)
 		sb_argv_pushl(&argv, "--canary", vf->ds->canary, NULL);
 	docker_env(&env, 0);
-	vt->cmd = init;
-	vt->cmd.path = argv.v[0];
-	vt->cmd.argv = argv.v;
-	vt->cmd.envp = env.v;
-	vt->cmd.stdout_fd = vt->out_fd;
-	vt->cmd.stderr_fd = vt->log_fd;
-	vt->cmd.flags = SB_CMD_NEW_PGRP;
-	if (sb_cmd_start(&vt->cmd, err) < 0)
+	if (start_step(vt, argv.v[0], &argv, &env, vt->out_fd, err) < 0)
 		return -1;
-	vt->cmd.path = NULL;
-	vt->cmd.argv = NULL;
-	vt->cmd.envp = NULL;
-	vt->running = true;
-	vt->step_started = progress_clock();
 	/* Two builds, every PoC run, the copies and the leak scan, each bounded in verify.sh. */
 	vt->deadline = vt->step_started + 2.0 * (double)vf->timeout +
 		       2.0 * vt->npocs * vf->repeat * (double)(poc_t + 15) + VERIFY_SLACK_S;
@@ -1309,11 +1288,8 @@ do_verify(struct verify *vf, const struct sb_argv *wanted)
 	double t0;
 	int rc;
 
-	if (sb_dataset_load(vf->dir, &vf->ds, &diags, &err) < 0) {
-		rc = cli_fail("%s", sb_error_message(err));
-		sb_error_release(&err);
+	if ((rc = cli_load_dataset(&vf->dir, &vf->ds, &diags)) != 0)
 		return rc;
-	}
 	rc = select_tasks(vf, wanted, &diags);
 	if (rc != 0)
 		return rc;
@@ -1452,8 +1428,6 @@ cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv)
 			break;
 		}
 	}
-	if (vf.dir == NULL)
-		vf.dir = cli_default_dataset();
 	if (optind < argc)
 		cli_deprecated("'dataset verify TASK...'", "--task TASK (repeatable, or a pattern)");
 	for (int i = optind; i < argc; i++)

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -20,50 +19,17 @@
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/parse.h"
-#include "sb/spawn.h"
 
 #include "cli.h"
 #include "disk.h"
 #include "images.h"
 #include "docker.h"
 
-#define SYSTEM_PATH "/usr/sbin:/sbin:/usr/bin:/bin"
 #define OWNER_FILE "owner.pid" /* the pid of the CLI that made it, for the sweep */
 
-/* Run a system tool quietly; its exit status, or -1 (err set) if it cannot run. */
-static int
-tool(struct sb_error **err, const char *name, ...)
-{
-	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
-	_cleanup_free_ char *path = NULL;
-	struct sb_cmd cmd = SB_CMD_INIT;
-	struct sb_cmd_result r;
-	const char *arg;
-	va_list ap;
-	int code;
-
-	if (sb_cmd_find_program(name, SYSTEM_PATH, &path, err) < 0)
-		return -1;
-	sb_argv_push(&argv, name);
-	va_start(ap, name);
-	while ((arg = va_arg(ap, const char *)) != NULL)
-		sb_argv_push(&argv, arg);
-	va_end(ap);
-	cmd.path = path;
-	cmd.argv = argv.v;
-	cmd.stdout_fd = SB_CMD_CAPTURE;
-	cmd.stderr_fd = SB_CMD_CAPTURE;
-	cmd.timeout_ms = 120000;
-	if (sb_cmd_run(&cmd, &r, err) < 0)
-		return -1;
-	code = r.exit_code;
-	if (code != 0 && err != NULL) {
-		sb_buf_rtrim(&r.err);
-		sb_error_set(err, EIO, "%s exited with status %d: %s", name, code, r.err.s);
-	}
-	sb_cmd_result_release(&r);
-	return code;
-}
+/* mkfs and mount of a run's images; a failure says what the tool said. */
+static const struct cli_tool disk_tool = { CLI_TOOL_SAY_WHY, 120000 };
+#define tool(err, ...) cli_system_tool((err), &disk_tool, __VA_ARGS__)
 
 /* Which file system a directory is on. */
 static int

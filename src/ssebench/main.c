@@ -21,6 +21,7 @@
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/sig.h"
+#include "sb/spawn.h"
 #include "sb/taskdir.h"
 
 #include "cli.h"
@@ -546,6 +547,88 @@ cli_select_tasks(const struct sb_dataset *ds, const struct sb_argv *wanted, cons
 	return bad;
 }
 
+/* The options of longopts, of which only --local ('l', into *dir) and --json ('j') set
+ * anything: -1 to go on, or the exit status to return (--help, a bad flag). */
+static int
+common_flags(const struct cli_command *cmd, int argc, char **argv,
+    const struct option *longopts, char **dir, bool *as_json)
+{
+	int c, rc = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
+		if (c == -2)
+			return rc;
+		if (c == 'l') {
+			free(*dir);
+			*dir = sb_xstrdup(optarg);
+		}
+		if (c == 'j')
+			*as_json = true;
+	}
+	return -1;
+}
+
+int
+cli_json_flag(const struct cli_command *cmd, int argc, char **argv, bool *as_json)
+{
+	static const struct option with_json[] = { { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option help_only[] = { { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 } };
+
+	return common_flags(cmd, argc, argv, as_json ? with_json : help_only, NULL, as_json);
+}
+
+/* What a flag parser's rc becomes for a command that takes no operand: one is a usage error. */
+static int
+no_operands(const struct cli_command *cmd, int argc, char **argv, int rc)
+{
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+int
+cli_bare_command(const struct cli_command *cmd, int argc, char **argv, bool *as_json)
+{
+	return no_operands(cmd, argc, argv, cli_json_flag(cmd, argc, argv, as_json));
+}
+
+int
+cli_dataset_flags(const struct cli_command *cmd, int argc, char **argv, char **dir,
+    bool *as_json)
+{
+	static const struct option longopts[] = {
+		{ "local", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	return common_flags(cmd, argc, argv, longopts, dir, as_json);
+}
+
+int
+cli_dataset_command(const struct cli_command *cmd, int argc, char **argv, char **dir,
+    bool *as_json)
+{
+	return no_operands(cmd, argc, argv, cli_dataset_flags(cmd, argc, argv, dir, as_json));
+}
+
+int
+cli_load_dataset(char **dir, struct sb_dataset **ret, struct sb_diags *diags)
+{
+	struct sb_error *err = NULL;
+
+	if (*dir == NULL)
+		*dir = cli_default_dataset();
+	if (sb_dataset_load(*dir, ret, diags, &err) < 0)
+		return cli_fail_err(&err);
+	return 0;
+}
+
 void
 cli_deprecated(const char *old, const char *new)
 {
@@ -570,6 +653,45 @@ cli_need_engine(void)
 	_cleanup_free_ char *problem = cli_engine_problem();
 
 	return problem != NULL ? cli_fail("%s", problem) : 0;
+}
+
+/* Where cli_system_tool looks: the system's directories only, never the caller's PATH. */
+#define SYSTEM_PATH "/usr/sbin:/sbin:/usr/bin:/bin"
+
+int
+cli_system_tool(struct sb_error **err, const struct cli_tool *how, const char *name, ...)
+{
+	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
+	_cleanup_free_ char *path = NULL;
+	struct sb_cmd cmd = SB_CMD_INIT;
+	struct sb_cmd_result r;
+	const char *arg;
+	va_list ap;
+	int code;
+
+	if (sb_cmd_find_program(name, SYSTEM_PATH, &path, err) < 0)
+		return -1;
+	sb_argv_push(&argv, name);
+	va_start(ap, name);
+	while ((arg = va_arg(ap, const char *)) != NULL)
+		sb_argv_push(&argv, arg);
+	va_end(ap);
+	cmd.path = path;
+	cmd.argv = argv.v;
+	if (how->output == CLI_TOOL_SAY_WHY)
+		cmd.stdout_fd = cmd.stderr_fd = SB_CMD_CAPTURE;
+	else
+		cmd.stdout_fd = cmd.stderr_fd = SB_CMD_DEVNULL;
+	cmd.timeout_ms = how->timeout_ms;
+	if (sb_cmd_run(&cmd, &r, err) < 0)
+		return -1;
+	code = r.exit_code;
+	if (code != 0 && how->output == CLI_TOOL_SAY_WHY && err != NULL) {
+		sb_buf_rtrim(&r.err);
+		sb_error_set(err, EIO, "%s exited with status %d: %s", name, code, r.err.s);
+	}
+	sb_cmd_result_release(&r);
+	return code;
 }
 
 /*

@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,44 +11,15 @@
 #include "sb/log.h"
 #include "sb/mem.h"
 #include "sb/sha256.h"
-#include "sb/spawn.h"
 
 #include "cli.h"
 #include "docker.h"
 #include "images.h"
 #include "network.h"
 
-#define SYSTEM_PATH "/usr/sbin:/sbin:/usr/bin:/bin"
-
-/* Run a system tool (iptables, ip) quietly: its exit status, or -1 (err set) if it cannot run. */
-static int
-tool(struct sb_error **err, const char *name, ...)
-{
-	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
-	_cleanup_free_ char *path = NULL;
-	struct sb_cmd cmd = SB_CMD_INIT;
-	struct sb_cmd_result r;
-	const char *arg;
-	va_list ap;
-	int code;
-
-	if (sb_cmd_find_program(name, SYSTEM_PATH, &path, err) < 0)
-		return -1;
-	sb_argv_push(&argv, name);
-	va_start(ap, name);
-	while ((arg = va_arg(ap, const char *)) != NULL)
-		sb_argv_push(&argv, arg);
-	va_end(ap);
-	cmd.path = path;
-	cmd.argv = argv.v;
-	cmd.stdout_fd = cmd.stderr_fd = SB_CMD_DEVNULL;
-	cmd.timeout_ms = 30000;
-	if (sb_cmd_run(&cmd, &r, err) < 0)
-		return -1;
-	code = r.exit_code;
-	sb_cmd_result_release(&r);
-	return code;
-}
+/* iptables and ip: a non-zero status is an answer (iptables -C: no such rule), not a failure. */
+static const struct cli_tool net_tool = { CLI_TOOL_QUIET, 30000 };
+#define tool(err, ...) cli_system_tool((err), &net_tool, __VA_ARGS__)
 
 /*
  * The host guard, two rules per internal bridge, both refusing at once rather than dropping:

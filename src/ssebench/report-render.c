@@ -236,6 +236,18 @@ md_group(struct sb_buf *out, const json_t *g, struct sb_error **err)
 	return sb_buf_appendc(out, ' ', err);
 }
 
+/* A cell "| N " for each of the n keys of o, "–" where o has no such number. */
+static int
+md_num_cells(struct sb_buf *out, const json_t *o, const char *const *keys, size_t n,
+    struct sb_error **err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (sb_buf_appends(out, "| ", err) < 0 || num(out, get(o, keys[i]), "–", err) < 0 ||
+		    sb_buf_appendc(out, ' ', err) < 0)
+			return -1;
+	return 0;
+}
+
 static int
 md_source(struct sb_buf *out, const json_t *m, struct sb_error **err)
 {
@@ -333,11 +345,8 @@ report_render_md(const json_t *m, struct sb_buf *out, struct sb_error **err)
 	if (sb_buf_appends(out, "# SSEBench report\n\n", err) < 0 || md_source(out, m, err) < 0 ||
 	    md_header(out, err, tot_head, SB_ARRAY_SIZE(tot_head)) < 0)
 		return -1;
-	for (i = 0; i < SB_ARRAY_SIZE(tot_keys); i++)
-		if (sb_buf_appends(out, "| ", err) < 0 ||
-		    num(out, get(get(m, "totals"), tot_keys[i]), "–", err) < 0 ||
-		    sb_buf_appendc(out, ' ', err) < 0)
-			return -1;
+	if (md_num_cells(out, get(m, "totals"), tot_keys, SB_ARRAY_SIZE(tot_keys), err) < 0)
+		return -1;
 	if (sb_buf_appends(out, "|\n\n## Pass rate by agent and model\n\n", err) < 0 ||
 	    sb_buf_appends(out,
 		"Pass rate = passed / scored runs, with its 95 % Wilson interval. "
@@ -349,13 +358,9 @@ report_render_md(const json_t *m, struct sb_buf *out, struct sb_error **err)
 	json_array_foreach(groups, i, g) {
 		const json_t *ci = get(g, "pass_rate_ci");
 
-		if (md_group(out, g, err) < 0)
+		if (md_group(out, g, err) < 0 ||
+		    md_num_cells(out, g, g_keys, SB_ARRAY_SIZE(g_keys), err) < 0)
 			return -1;
-		for (j = 0; j < SB_ARRAY_SIZE(g_keys); j++)
-			if (sb_buf_appends(out, "| ", err) < 0 ||
-			    num(out, get(g, g_keys[j]), "–", err) < 0 ||
-			    sb_buf_appendc(out, ' ', err) < 0)
-				return -1;
 		if (sb_buf_appends(out, "| ", err) < 0 || pct(out, get(g, "pass_rate"), err) < 0 ||
 		    sb_buf_appends(out, " | ", err) < 0)
 			return -1;
@@ -418,14 +423,9 @@ report_render_md(const json_t *m, struct sb_buf *out, struct sb_error **err)
 	    md_header(out, err, t_head, SB_ARRAY_SIZE(t_head)) < 0)
 		return -1;
 	json_array_foreach(groups, i, g) {
-		if (md_group(out, g, err) < 0)
-			return -1;
-		for (j = 0; j < SB_ARRAY_SIZE(t_keys); j++)
-			if (sb_buf_appends(out, "| ", err) < 0 ||
-			    num(out, get(g, t_keys[j]), "–", err) < 0 ||
-			    sb_buf_appendc(out, ' ', err) < 0)
-				return -1;
-		if (sb_buf_appends(out, "|\n", err) < 0)
+		if (md_group(out, g, err) < 0 ||
+		    md_num_cells(out, g, t_keys, SB_ARRAY_SIZE(t_keys), err) < 0 ||
+		    sb_buf_appends(out, "|\n", err) < 0)
 			return -1;
 	}
 	/* The matrix: one row per task, one column per group. */

@@ -366,35 +366,39 @@ space_split(const struct space_image *imgs, size_t n, const bool *among, size_t 
 	*ret_unique = img->size >= shared ? img->size - shared : 0;
 }
 
-uint64_t
-space_distinct(const struct space_image *imgs, size_t n, const bool *sel)
+/*
+ * The bytes of the layers the selected images hold, each layer once: all of them, or with
+ * only_theirs only those that no unselected image holds too.
+ */
+static uint64_t
+selected_bytes(const struct space_image *imgs, size_t n, const bool *sel, bool only_theirs)
 {
 	json_t *t = layer_table(imgs, n, sel), *e;
 	const char *k;
 	uint64_t total = 0;
 
-	json_object_foreach(t, k, e)
-		if (json_integer_value(json_array_get(e, 2)) > 0)
+	json_object_foreach(t, k, e) {
+		json_int_t selected = json_integer_value(json_array_get(e, 2));
+
+		if (selected > 0 &&
+		    (!only_theirs || selected == json_integer_value(json_array_get(e, 1))))
 			total += (uint64_t)json_integer_value(json_array_get(e, 0));
+	}
 	json_decref(t);
 	return total;
 }
 
 uint64_t
+space_distinct(const struct space_image *imgs, size_t n, const bool *sel)
+{
+	return selected_bytes(imgs, n, sel, false);
+}
+
+uint64_t
 space_freed(const struct space_image *imgs, size_t n, const bool *gone)
 {
-	json_t *t = layer_table(imgs, n, gone), *e;
-	const char *k;
-	uint64_t total = 0;
-
-	/* Every holder of the layer goes. */
-	json_object_foreach(t, k, e)
-		if (json_integer_value(json_array_get(e, 2)) > 0 &&
-		    json_integer_value(json_array_get(e, 2)) ==
-			json_integer_value(json_array_get(e, 1)))
-			total += (uint64_t)json_integer_value(json_array_get(e, 0));
-	json_decref(t);
-	return total;
+	/* A layer is freed only when every holder of it goes. */
+	return selected_bytes(imgs, n, gone, true);
 }
 
 const char *
