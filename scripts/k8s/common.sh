@@ -159,6 +159,8 @@ stray_pids() {
 	for p in /proc/[0-9]*; do
 		p=${p#/proc/}
 		[ "$p" != $$ ] || continue
+		# A zombie is dead already (its parent, often PID 1, reaps it when it does).
+		[ "$(sed -n 's/^.*) \([A-Za-z]\) .*$/\1/p' "/proc/$p/stat" 2>/dev/null)" != Z ] || continue
 		if grep -q ':/kubepods' "/proc/$p/cgroup" 2>/dev/null; then
 			printf '%s\n' "$p"
 			continue
