@@ -164,6 +164,32 @@ done <"$SB_TMP/hrefs"
 diag "$nhead citations of a heading"
 is "$headless" "" "every heading cited is a heading of the file cited"
 
+# 4. Every `PATH.c:NAME` (or .h, .sh) a page of docs/ gives as the code that does something
+# names a file of the repository that defines NAME: a function whose definition starts a line
+# (`NAME(`, the house style puts the return type on the line above), or a table or variable
+# defined at the start of a line (`} NAME[] =`, `static ... NAME[] =`). A call is not a
+# definition: a row must point at the code that enforces, not at a caller.
+defines() {
+	grep -qE -- "^$2\(|^[A-Za-z_}].*[ *]$2(\[[^]]*\])* =|^$2\(\)" "$1"
+}
+(cd "$src" && grep -HnoE -- '`[A-Za-z0-9_./-]+\.(c|h|sh):[A-Za-z_][A-Za-z0-9_]*`' docs/*.md) >"$SB_TMP/coderefs" || true
+ncode=0
+unresolved=
+while IFS= read -r line; do
+	ref=${line#*:}
+	ref=${ref#*:}
+	ref=${ref//\`/}
+	path=${ref%%:*}
+	name=${ref#*:}
+	ncode=$((ncode + 1))
+	if [ ! -f "$src/$path" ] || ! defines "$src/$path" "$name"; then
+		unresolved="$unresolved$line"$'\n'
+	fi
+done <"$SB_TMP/coderefs"
+diag "$ncode references to code in docs/"
+[ "$ncode" -gt 100 ] || bail "only $ncode references to code found in docs/"
+is "$unresolved" "" "every file:function in docs/ names a definition in that file"
+
 # The files another change is moving: what is still to fix there, as TODO.
 for f in $pending; do
 	left="$(printf '%s%s%s' "$bad_pending" "$missing_pending" "$headless_pending" | grep -F -- "$f:" || true)"
@@ -188,4 +214,9 @@ heading_ok "$src/docs/design.md" "Fail clo"
 ok $((!$?)) "a heading's first letters are not enough (its first words are)"
 heading_ok "$src/docs/design.md" "No such heading"
 ok $((!$?)) "a heading docs/design.md does not have is not found"
+printf 'static int\nreal_one(void)\n{\n\treturn called_one();\n}\n} table_one[] = {\n' >"$SB_TMP/probe2.c"
+defines "$SB_TMP/probe2.c" real_one && defines "$SB_TMP/probe2.c" table_one
+ok $? "a function and a table defined at the start of a line are definitions"
+defines "$SB_TMP/probe2.c" called_one
+ok $((!$?)) "a call is not a definition"
 done_testing
