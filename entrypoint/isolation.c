@@ -461,12 +461,19 @@ sandbox_namespaces(const char *root_ns)
 	static const char *const kinds[] = { "net", "mnt", "ipc", "user" };
 	char id[64];
 
-	for (size_t i = 0; i < SB_ARRAY_SIZE(kinds); i++)
-		if (!ns_id(kinds[i], id, sizeof(id)) || strstr(root_ns, id) != NULL) {
+	for (size_t i = 0; i < SB_ARRAY_SIZE(kinds); i++) {
+		/* Unreadable is not established: said as such, not as a namespace it is in. */
+		if (!ns_id(kinds[i], id, sizeof(id))) {
+			emit("runner_sandbox", false, "runner: cannot read its %s namespace",
+			    kinds[i]);
+			return false;
+		}
+		if (strstr(root_ns, id) != NULL) {
 			emit("runner_sandbox", false, "runner: in root's %s namespace (%s)", kinds[i],
 			    id);
 			return false;
 		}
+	}
 	return true;
 }
 
