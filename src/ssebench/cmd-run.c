@@ -823,7 +823,10 @@ sidecar_finish(const struct run_ctx *rx, const char *task_container, bool keep)
 		return;
 	}
 	sidecar_remove(rx, task_container);
-	progress("removed the task container %s and the run's volumes", task_container);
+	if (task_container != NULL)
+		progress("removed the task container %s and the run's volumes", task_container);
+	else
+		progress("removed the run's volumes (no task container was started)");
 }
 
 /*
