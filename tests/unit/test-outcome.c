@@ -129,6 +129,52 @@ START_TEST(test_pass_over_record)
 }
 END_TEST
 
+
+/*
+ * The record as the entrypoint really writes it (entrypoint/isolation.c:write_record): the
+ * members of sb_iso_to_json and also "enforced" and, with a proxy key,
+ * "proxy_key_before_grading". A failed grade over a record that holds is a scored failure,
+ * a forfeit a forfeit: never an unscored error (review of issue 19).
+ */
+START_TEST(test_entrypoint_record)
+{
+	enum sb_iso_outcome o = (enum sb_iso_outcome)-1;
+	struct sb_iso_record r;
+	json_t *iso, *res = NULL, *out;
+	const char *failed_text = "{\"patch_result\": {\"status\": \"failed\", "
+	    "\"build_success\": false, \"pov_passed\": null, \"pov_total\": null, "
+	    "\"func_test_success\": null, \"intent_test_success\": null, \"error_msg\": null, "
+	    "\"error_log\": null}, \"runtime_result\": {}}";
+
+	all_held(&r, true, SB_ISO_BEFORE_GRADING);
+	if (_i == 1) {
+		r.state[SB_ISO_BEFORE_GRADING][SB_ISO_SECCOMP] = SB_ISO_UNCHECKED;
+		sb_iso_note(&r, SB_ISO_BEFORE_GRADING, SB_ISO_SECCOMP, false, "no filter");
+	}
+	iso = as_file(&r, SB_ISO_BEFORE_GRADING);
+	json_object_set_new(iso, "enforced", _i == 3 ? json_string("yes") : json_true());
+	if (_i == 2)
+		json_object_set_new(iso, "proxy_key_before_grading", json_string("revoked"));
+	ck_assert_int_eq(sb_json_load(failed_text, strlen(failed_text), SIZE_MAX, &res, NULL), 0);
+	if (_i == 1)
+		json_object_set_new(json_object_get(res, "patch_result"), "status",
+		    json_string("forfeit"));
+	out = run_outcome(res, iso, "restricted", false, NULL, &o);
+	if (_i == 3) {
+		/* Beside the record, only those two members, each of its type. */
+		ck_assert_int_eq(o, SB_ISO_UNSCORED);
+		ck_assert_str_eq(status_of(out), "error");
+		json_decref(out);
+		return;
+	}
+	ck_assert_msg(o == (_i == 1 ? SB_ISO_FORFEIT : SB_ISO_SCORED), "case %d: outcome %d", _i,
+	    o);
+	ck_assert_str_eq(status_of(out), _i == 1 ? "forfeit" : "failed");
+	ck_assert(json_is_true(json_object_get(out, "scored")));
+	json_decref(out);
+}
+END_TEST
+
 static Suite *
 outcome_suite(void)
 {
@@ -137,6 +183,7 @@ outcome_suite(void)
 
 	tcase_add_loop_test(tc, test_attacked_record, 0, ATTACKS);
 	tcase_add_loop_test(tc, test_pass_over_record, 0, (int)SB_ARRAY_SIZE(cases));
+	tcase_add_loop_test(tc, test_entrypoint_record, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
