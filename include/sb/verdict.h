@@ -123,7 +123,9 @@ bool sb_iso_merge_json(struct sb_iso_record *r, enum sb_iso_phase ph, const json
 /*
  * Parse isolation.json (what sb_iso_to_json(r, upto) wrote; untrusted, since a container
  * wrote it) back into *ret. Strict: every member and every property of phases 0..upto must
- * be there with its type, none other may be, each detail must fit SB_ISO_DETAIL_MAX, and the
+ * be there with its type, none other may be (but the two the entrypoint adds beside them,
+ * each of its type: "enforced", a boolean, "proxy_key_before_grading", a string, which are
+ * set aside), each detail must fit SB_ISO_DETAIL_MAX, and the
  * record must say of itself (outcome, scored, tier, failed, and not_claimed where a
  * property is not claimed) exactly what its states make of it: the document is the one
  * sb_iso_to_json gives for the parsed record, or it is refused. Returns <0 with *err (which

@@ -302,19 +302,52 @@ iso_phase_from_json(const json_t *o, enum sb_iso_phase ph, struct sb_iso_record 
 	return 0;
 }
 
+/*
+ * doc without the members the entrypoint writes beside sb_iso_to_json's
+ * (entrypoint/isolation.c:write_record): "enforced", a boolean, and
+ * "proxy_key_before_grading", a string. NULL when doc is not an object or either is there
+ * with another type. A new reference.
+ */
+static json_t *
+iso_core(const json_t *doc)
+{
+	static const char *const annotations[] = { "enforced", "proxy_key_before_grading" };
+	json_t *core;
+
+	if (!json_is_object(doc))
+		return NULL;
+	core = json_copy((json_t *)doc);
+	for (size_t i = 0; i < SB_ARRAY_SIZE(annotations); i++) {
+		json_t *v = json_object_get(core, annotations[i]);
+
+		if (v == NULL)
+			continue;
+		if (i == 0 ? !json_is_boolean(v) : !json_is_string(v)) {
+			json_decref(core);
+			return NULL;
+		}
+		json_object_del(core, annotations[i]);
+	}
+	return core;
+}
+
 int
-sb_iso_from_json(const json_t *doc, enum sb_iso_phase upto, struct sb_iso_record *ret,
+sb_iso_from_json(const json_t *whole, enum sb_iso_phase upto, struct sb_iso_record *ret,
     struct sb_error **err)
 {
 	struct sb_iso_record r;
 	json_t *outcome, *scored, *tier, *failed, *ph_obj, *again;
+	json_auto_t *doc = iso_core(whole);
 	const char *egress = NULL;
 	bool same;
 
 	if ((unsigned)upto >= SB_ISO_PHASE_COUNT)
 		return sb_error_set(err, EINVAL, "isolation record: no such phase");
+	if (doc == NULL)
+		return sb_error_set(err, EINVAL, "isolation record: not an object with the "
+		    "entrypoint's members of their types");
 	/* Every member, each once, and no other ("!"); types are held by the comparison below. */
-	if (json_unpack_ex((json_t *)doc, NULL, 0, "{s:o, s:o, s:o, s:s, s:o, s:o !}", "outcome",
+	if (json_unpack_ex(doc, NULL, 0, "{s:o, s:o, s:o, s:s, s:o, s:o !}", "outcome",
 		&outcome, "scored", &scored, "tier", &tier, "egress", &egress, "failed", &failed,
 		"phases", &ph_obj) < 0)
 		return sb_error_set(err, EINVAL, "isolation record: not the members a record has");
@@ -336,7 +369,7 @@ sb_iso_from_json(const json_t *doc, enum sb_iso_phase upto, struct sb_iso_record
 	 * states show, was not written by us.
 	 */
 	again = sb_iso_to_json(&r, upto);
-	same = json_equal((json_t *)doc, again);
+	same = json_equal(doc, again);
 	json_decref(again);
 	if (!same)
 		return sb_error_set(err, EINVAL, "isolation record: says what its states do not");
