@@ -175,6 +175,59 @@ START_TEST(test_entrypoint_record)
 }
 END_TEST
 
+/*
+ * Records the entrypoint could write, with details of any bytes (a file name the agent
+ * chose, cut at SB_ISO_DETAIL_MAX inside a character), written as write_record writes them
+ * (with its own members, indented) and read back as the CLI reads them: the host's outcome
+ * is always the record's own, never "unscored" for a record that is scored or a forfeit.
+ */
+START_TEST(test_genuine_records)
+{
+	unsigned long long x = 0x9e3779b97f4a7c15ULL;
+
+	for (int it = 0; it < 3000; it++) {
+		struct sb_iso_record r;
+		enum sb_iso_outcome want, got = (enum sb_iso_outcome)-1;
+		json_t *doc, *back = NULL, *res, *out;
+		bool restricted;
+		char *text;
+
+#define NEXT() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (unsigned)x)
+		restricted = NEXT() & 1;
+		sb_iso_record_init(&r, restricted);
+		for (int ph = 0; ph < SB_ISO_PHASE_COUNT; ph++)
+			for (int p = 0; p < SB_ISO_PROP_COUNT; p++) {
+				char d[400];
+				size_t len = NEXT() % (sizeof(d) - 1);
+				unsigned k = NEXT() % 8;
+
+				for (size_t i = 0; i < len; i++)
+					d[i] = (char)(NEXT() % 255 + 1);
+				d[len] = '\0';
+				if (k != 0)
+					sb_iso_note(&r, (enum sb_iso_phase)ph, (enum sb_iso_prop)p, k < 7,
+					    "%s", d);
+			}
+#undef NEXT
+		want = sb_iso_outcome(&r, SB_ISO_BEFORE_GRADING, NULL);
+		doc = sb_iso_to_json(&r, SB_ISO_BEFORE_GRADING);
+		json_object_set_new(doc, "enforced", json_true());
+		json_object_set_new(doc, "proxy_key_before_grading", json_string("revoked"));
+		text = json_dumps(doc, JSON_INDENT(2));
+		ck_assert_ptr_nonnull(text);
+		ck_assert_int_eq(sb_json_load(text, strlen(text), SIZE_MAX, &back, NULL), 0);
+		res = json_pack("{s:{s:s, s:b}}", "patch_result", "status",
+		    want == SB_ISO_FORFEIT ? "forfeit" : want == SB_ISO_SCORED ? "failed" : "error",
+		    "build_success", 0);
+		out = run_outcome(res, back, restricted ? "restricted" : "open", false, NULL, &got);
+		ck_assert_msg(got == want, "record %d: outcome %d, not %d", it, got, want);
+		free(text);
+		json_decref(doc);
+		json_decref(out);
+	}
+}
+END_TEST
+
 static Suite *
 outcome_suite(void)
 {
@@ -184,6 +237,7 @@ outcome_suite(void)
 	tcase_add_loop_test(tc, test_attacked_record, 0, ATTACKS);
 	tcase_add_loop_test(tc, test_pass_over_record, 0, (int)SB_ARRAY_SIZE(cases));
 	tcase_add_loop_test(tc, test_entrypoint_record, 0, 4);
+	tcase_add_test(tc, test_genuine_records);
 	suite_add_tcase(s, tc);
 	return s;
 }
