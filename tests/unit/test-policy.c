@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sb/diag.h"
+#include "sb/mem.h"
 #include "sb/task.h"
 
 #include "../../daemon/daemon.h"
@@ -300,6 +301,135 @@ START_TEST(test_decode_checks)
 }
 END_TEST
 
+/*
+ * Red-team review of issue 19 (a front taken over by the agent): every wire field at its
+ * boundaries (one past each end, the sign bit, the extremes), for every request type, each
+ * decoded as the helper does and then judged on every channel x phase x level. What the
+ * helper reads back has every field in range and the other types' fields at their defaults,
+ * and what the rules let through on the agent channel is only what docs/daemon.md allows:
+ * no admin-only endpoint, no grading, no gated action, no tool after the phase, no run_poc
+ * without a PoC of the list. Written against the spec, not the code under test.
+ */
+static void
+check_decoded(enum dreq_type t, const struct dreq *r, size_t n_poc)
+{
+	ck_assert_int_eq(r->type, t);
+	ck_assert((unsigned)r->action <= SB_ACTION_COUNT);
+	ck_assert(r->poc == DREQ_NO_POC || (r->poc >= 0 && (size_t)r->poc < n_poc));
+	ck_assert(r->timeout >= 0);
+	ck_assert(r->since >= -1);
+	if (t != DREQ_BENCHER) {
+		ck_assert_int_eq(r->action, SB_ACTION_COUNT);
+		ck_assert(!r->grading);
+		ck_assert_int_eq(r->poc, DREQ_NO_POC);
+	}
+	if (t != DREQ_BASH) {
+		ck_assert_ptr_null(r->command);
+		ck_assert_int_eq(r->timeout, 0);
+	} else {
+		ck_assert_ptr_nonnull(r->command);
+	}
+	if (t != DREQ_DIALOG)
+		ck_assert_int_eq(r->since, -1);
+	for (int ch = DCH_AGENT; ch <= DCH_ADMIN; ch++)
+		for (int phase = 0; phase < 2; phase++)
+			for (unsigned level = 0; level < 5; level++) {
+				struct dpolicy p = { level, phase != 0 };
+				const char *msg = NULL;
+				bool agent = ch == DCH_AGENT;
+
+				if (dreq_policy(&p, (enum dchannel)ch, r, &msg) != 0) {
+					ck_assert_ptr_nonnull(msg);
+					continue;
+				}
+				if (agent)
+					ck_assert(t != DREQ_PREPARE_GRADING && t != DREQ_AGENT_EXITED &&
+					    t != DREQ_REFERENCE_PATCH);
+				if (agent && (t == DREQ_BASH || t == DREQ_BENCHER))
+					ck_assert(phase);
+				if (t != DREQ_BENCHER)
+					continue;
+				ck_assert_ptr_nonnull(sb_action_name(r->action));
+				if (agent) {
+					ck_assert(!r->grading);
+					ck_assert(allowed[level][r->action == SB_ACTION_BUILD ? 0
+							: r->action == SB_ACTION_FUNCTION_TEST ? 1
+							: r->action == SB_ACTION_RUN_POC	 ? 2
+												 : 3]);
+				}
+				if (r->action == SB_ACTION_RUN_POC)
+					ck_assert(r->poc >= 0 && (size_t)r->poc < n_poc);
+			}
+}
+
+START_TEST(test_decode_boundaries)
+{
+	static const uint32_t act[] = { SB_ACTION_BUILD, SB_ACTION_RUN_POC,
+		SB_ACTION_FUNCTION_TEST, SB_ACTION_INTENT_TEST, SB_ACTION_COUNT,
+		SB_ACTION_COUNT + 1, 0x80000000u, UINT32_MAX };
+	static const uint32_t grd[] = { 0, 1, 2, 0x80000000u, UINT32_MAX };
+	static const int32_t pocs[] = { INT32_MIN, -2, DREQ_NO_POC, 0, 1, 2, INT32_MAX };
+	static const int64_t tmo[] = { INT64_MIN, -1, 0, 1, INT64_MAX };
+	static const int64_t snc[] = { INT64_MIN, -2, -1, 0, INT64_MAX };
+	/* The command: none, the bytes that follow, one too many and one too few, a NUL inside,
+	 * and a length whose sum with the fixed part wraps a 32-bit count. */
+	static const struct {
+		const char *s;
+		size_t n;
+		uint32_t len;
+	} cmds[] = { { "", 0, 0 }, { "true", 4, 4 }, { "true", 4, 5 }, { "true", 4, 3 },
+		{ "t\0ue", 4, 4 }, { "true", 4, UINT32_MAX }, { "true", 4, UINT32_MAX - 31 } };
+	size_t dims[] = { DREQ_MAX_ + 1, 2, SB_ARRAY_SIZE(act), SB_ARRAY_SIZE(grd),
+		SB_ARRAY_SIZE(pocs), SB_ARRAY_SIZE(tmo), SB_ARRAY_SIZE(snc), SB_ARRAY_SIZE(cmds) };
+	size_t total = 1;
+	unsigned long accepted = 0;
+
+	for (size_t d = 0; d < SB_ARRAY_SIZE(dims); d++)
+		total *= dims[d];
+	/* Every combination: k's digits in the mixed radix dims, one per field. */
+	for (size_t k = 0; k < total; k++) {
+		size_t i[SB_ARRAY_SIZE(dims)], rest = k;
+		struct dreq_wire w;
+		char buf[sizeof(w) + 8];
+		struct dreq out;
+		enum dreq_type t;
+		size_t n_poc;
+
+		for (size_t d = 0; d < SB_ARRAY_SIZE(dims); d++) {
+			i[d] = rest % dims[d];
+			rest /= dims[d];
+		}
+		t = (enum dreq_type)i[0];
+		n_poc = i[1] * 2; /* no PoC, or two */
+		w = (struct dreq_wire){ act[i[2]], grd[i[3]], pocs[i[4]], cmds[i[7]].len, tmo[i[5]],
+			snc[i[6]] };
+		memcpy(buf, &w, sizeof(w));
+		memcpy(buf + sizeof(w), cmds[i[7]].s, cmds[i[7]].n);
+		if (dreq_decode(t, buf, sizeof(w) + cmds[i[7]].n, n_poc, &out) == 0) {
+			accepted++;
+			ck_assert(t > 0 && t < DREQ_MAX_);
+			ck_assert_uint_le(i[7], 1);
+			check_decoded(t, &out, n_poc);
+		} else {
+			ck_assert_ptr_null(out.command);
+		}
+		dreq_release(&out);
+	}
+	/* Not vacuous: each valid type has requests that pass. */
+	ck_assert_uint_gt(accepted, DREQ_MAX_ - 1);
+	/* Bodies shorter than the fixed part, down to none at all (a taken-over front's
+	 * zero-length message), are refused without a read past them. */
+	for (size_t len = 0; len < sizeof(struct dreq_wire); len++) {
+		char *b = sb_xmalloc(len + 1);
+		struct dreq out;
+
+		memset(b, 0, len + 1);
+		ck_assert_int_lt(dreq_decode(DREQ_DIFF, b, len, 2, &out), 0);
+		free(b);
+	}
+}
+END_TEST
+
 START_TEST(test_gate_table)
 {
 	for (unsigned level = 0; level < 5; level++)
@@ -344,6 +474,7 @@ policy_suite(void)
 	tcase_add_loop_test(tc, test_matrix, 0, 20);
 	tcase_add_test(tc, test_bad_requests);
 	tcase_add_test(tc, test_decode_checks);
+	tcase_add_test(tc, test_decode_boundaries);
 	tcase_add_test(tc, test_gate_table);
 	suite_add_tcase(s, tc);
 	return s;
