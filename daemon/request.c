@@ -156,11 +156,13 @@ int
 dreq_decode(enum dreq_type type, const void *body, size_t len, size_t n_poc, struct dreq *out)
 {
 	struct dreq_wire w;
-	const char *cmd = (const char *)body + sizeof(w);
+	const char *cmd;
 
 	memset(out, 0, sizeof(*out));
 	if (type <= 0 || type >= DREQ_MAX_ || len < sizeof(w) || len > DPROTO_BODY_MAX)
 		return -1;
+	/* Only now: a body shorter than the record has no command to point at. */
+	cmd = (const char *)body + sizeof(w);
 	memcpy(&w, body, sizeof(w));
 	/* Every field in its range, whatever the type: no value the front could not have made. */
 	if (w.action > SB_ACTION_COUNT || w.grading > 1 || w.poc < DREQ_NO_POC ||

@@ -44,31 +44,44 @@ log_debug(void *cls, const char *fmt, va_list ap)
 	sb_log(SB_LOG_DEBUG, "http: %s", msg);
 }
 
+/*
+ * One more option into opts (of cap slots). Every option is added at most once, so the
+ * array has a slot for each; one added to sb_httpd_start without growing it stops the
+ * program here rather than writing past the array.
+ */
+static void
+opt_push(struct MHD_OptionItem *opts, size_t *n, size_t cap, enum MHD_OPTION option,
+    intptr_t value, void *ptr)
+{
+	if (*n >= cap)
+		abort();
+	opts[(*n)++] = (struct MHD_OptionItem){ option, value, ptr };
+}
+
 struct MHD_Daemon *
 sb_httpd_start(const struct sb_httpd_conf *c)
 {
 	struct MHD_OptionItem opts[8];
+	const size_t cap = SB_ARRAY_SIZE(opts);
 	size_t n = 0;
 
 	/* Every limit set explicitly (docs/design.md, "Sockets"). */
 	if (c->listen_fd >= 0)
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, c->listen_fd, NULL };
+		opt_push(opts, &n, cap, MHD_OPTION_LISTEN_SOCKET, c->listen_fd, NULL);
 	else
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)c->addr };
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, c->connection_limit,
-		NULL };
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->per_ip_limit,
-		NULL };
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, c->idle_s, NULL };
+		opt_push(opts, &n, cap, MHD_OPTION_SOCK_ADDR, 0, (void *)c->addr);
+	opt_push(opts, &n, cap, MHD_OPTION_CONNECTION_LIMIT, c->connection_limit, NULL);
+	opt_push(opts, &n, cap, MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->per_ip_limit, NULL);
+	opt_push(opts, &n, cap, MHD_OPTION_CONNECTION_TIMEOUT, c->idle_s, NULL);
 	if (c->memory_limit > 0)
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-			(intptr_t)c->memory_limit, NULL };
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED,
-		(intptr_t)sb_httpd_body_completed, NULL };
+		opt_push(opts, &n, cap, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		    (intptr_t)c->memory_limit, NULL);
+	opt_push(opts, &n, cap, MHD_OPTION_NOTIFY_COMPLETED,
+	    (intptr_t)sb_httpd_body_completed, NULL);
 	if (c->log_debug)
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER,
-			(intptr_t)log_debug, NULL };
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+		opt_push(opts, &n, cap, MHD_OPTION_EXTERNAL_LOGGER,
+		    (intptr_t)log_debug, NULL);
+	opt_push(opts, &n, cap, MHD_OPTION_END, 0, NULL);
 	/* The port argument is ignored: the listening socket or addr carries it. */
 	return MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 		MHD_USE_POLL | MHD_USE_ERROR_LOG,
