@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * k8s.c: the manifests of one run on Kubernetes (see k8s.h): a NetworkPolicy that is the
+ * run's network, a Secret with what the Docker backend bind-mounts from the host (the
+ * secrets file, the reference patch), and a Job whose pod is the sandbox container.
+ *
+ * Every value that came from outside (run id, task, agent, model, image, env) goes into a
+ * JSON string through jansson and nowhere else: it cannot end its field, whatever quotes,
+ * braces or newlines it holds. Names of objects are derived from a hash of the run id,
+ * never from a raw value, so every name is a DNS label (docs/kubernetes.md, "Manifests").
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sb/mem.h"
+#include "sb/sha256.h"
+
+#include "images.h"
+#include "k8s.h"
+
+/* The label and annotation keys: the Docker backend's labels (cmd-run.c:add_run_labels). */
+#define K8S_LABEL_RUN "ssebench.run"
+
+/*
+ * Where a pod of a restricted run may not go when egress is open: the ranges that reach
+ * the cluster itself, the host, the other runs and the cloud around them rather than the
+ * internet. RFC 1918 private networks (pods, services and nodes live there), 100.64/10
+ * (carrier-grade NAT, which some clusters use for pods), link-local 169.254/16 (the cloud
+ * metadata service at 169.254.169.254 hands out the node's credentials), loopback, and
+ * the IPv6 equivalents: unique-local fc00::/7, link-local fe80::/10, loopback ::1.
+ * The Docker backend's open network reaches the same internet and none of these
+ * (network.c, the guard against the host).
+ */
+static const struct {
+	const char *cidr;
+	const char *const except[6];
+} egress_open[] = {
+	{ "0.0.0.0/0", { "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
+		"169.254.0.0/16", "127.0.0.0/8" } },
+	{ "::/0", { "fc00::/7", "fe80::/10", "::1/128" } },
+};
+
+/*
+ * The capabilities the run container keeps: of Docker's default set, those the root side
+ * of a run uses (the Docker backend runs it with Docker's default set and
+ * no-new-privileges; here everything else is dropped, docs/kubernetes.md, "Manifests"):
+ *   CHOWN, FOWNER: the hand-back of the archive and the runner's scratch copies change the
+ *     owner and then the mode of files others own (entrypoint/dirs.c, daemon/fsutil.c);
+ *   DAC_OVERRIDE: root reads and removes the agent's and the runner's files, whatever
+ *     their modes (the archive, the scratch copies, the capture of the patch);
+ *   KILL: the entrypoint and the daemon kill the agent's and the runner's processes;
+ *   SETUID, SETGID: sb_priv_drop changes the uid, gid and groups of every child;
+ *   SETPCAP: sb_priv_drop empties the capability bounding set (PR_CAPBSET_DROP) first.
+ * Left out, unused: FSETID (a set-group-id bit on a copy in a group not root's is then
+ * cleared, which no check depends on), MKNOD, NET_RAW, NET_BIND_SERVICE (the daemon and
+ * the MCP server listen above 1024), SETFCAP, SYS_CHROOT (the runner's sandbox enters its
+ * root with pivot_root in a user namespace of its own, where it has every capability),
+ * AUDIT_WRITE.
+ */
+static const char *const run_caps[] = { "CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID",
+	"SETPCAP", "SETUID", NULL };
+
+/*
+ * The init containers that prepare a volume copy trees with their owners and modes (cp -a)
+ * or set a mode on a directory of other owners: that is what they need, and no more.
+ * FSETID here, so that cp -a keeps a set-group-id bit of the image's tree as Docker's
+ * volume copy does.
+ */
+static const char *const prepare_caps[] = { "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", NULL };
+
+enum disk_of { DISK_AGENT, DISK_HARNESS, DISK_MEMORY };
+
+/*
+ * The places the run container writes, as emptyDir volumes (its root is read-only). The
+ * Docker backend mounts directories of the run's two file systems there (cmd-run.c:
+ * add_disk_mounts), with the modes of disk.c:make_dirs; the kubelet makes an emptyDir 0777
+ * with no sticky bit, which would let the agent into the runner's area and rename other
+ * users' files in /tmp. So each volume is prepared by an init container: a copy of the
+ * image's directory (Docker fills a volume from the image likewise: the agent's home and
+ * tree) or a chmod to the mode the container expects. mount NULL is the task's source.
+ */
+static const struct {
+	const char *name, *mount, *mode;
+	bool fill; /* copied from the image's directory at mount */
+	enum disk_of disk;
+} volumes[] = {
+	{ "run", "/run", "0755", false, DISK_MEMORY },
+	{ "tmp", "/tmp", "1777", false, DISK_AGENT },
+	{ "vartmp", "/var/tmp", "1777", false, DISK_AGENT },
+	{ "archive", "/tmp/sse-archive", "0755", false, DISK_AGENT },
+	{ "home", AGENT_HOME, NULL, true, DISK_AGENT },
+	{ "source", NULL, NULL, true, DISK_AGENT },
+	{ "runner", "/var/lib/ssebench-runner", "0710", false, DISK_HARNESS },
+	{ "state", "/var/lib/ssebench-daemon", "0711", false, DISK_HARNESS },
+	{ "results", "/var/lib/ssebench/results", "0755", false, DISK_HARNESS },
+};
+
+/* The Docker backend's /run is a 16 MiB tmpfs (cmd-run.c:add_disk_mounts). */
+#define RUN_TMPFS_BYTES (16ULL << 20)
+#define SECRETS_PATH	"/run/ssebench-secrets/run.env"
+#define REFERENCE_PATH	"/reference/patch.diff"
+#define PREPARE_MOUNT	"/sse-prepare"
+
+/* A JSON string of s, checked to be UTF-8 by check_strings before anything is built. */
+static json_t *
+jstr(const char *s)
+{
+	json_t *j = json_string(s);
+
+	if (j == NULL)
+		sb_oom(0);
+	return j;
+}
+
+static void
+set(json_t *obj, const char *key, json_t *v)
+{
+	if (v == NULL || json_object_set_new(obj, key, v) < 0)
+		sb_oom(0);
+}
+
+static void
+push(json_t *arr, json_t *v)
+{
+	if (v == NULL || json_array_append_new(arr, v) < 0)
+		sb_oom(0);
+}
+
+static json_t *
+str_array(const char *const *v)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; v[i] != NULL; i++)
+		push(a, jstr(v[i]));
+	return a;
+}
+
+/* 16 hex digits of the SHA-256 of s: 64 bits, enough that two runs never share a name. */
+static void
+hash16(const char *s, char out[17])
+{
+	char hex[65];
+
+	sb_sha256_hex(s, strlen(s), hex);
+	memcpy(out, hex, 16);
+	out[16] = '\0';
+}
+
+char *
+k8s_run_name(const char *run_id)
+{
+	char h[17];
+
+	hash16(run_id, h);
+	return sb_xasprintf("sse-%s", h);
+}
+
+static bool
+is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+bool
+k8s_label_value_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0)
+		return true;
+	if (n > 63 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+bool
+k8s_dns_label_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}
+
+/* A label key: an optional DNS-subdomain prefix and '/', then a name like a label value. */
+static bool
+label_key_valid(const char *s)
+{
+	const char *slash = strrchr(s, '/');
+	const char *name = slash != NULL ? slash + 1 : s;
+
+	if (slash != NULL) {
+		size_t plen = (size_t)(slash - s);
+
+		if (plen == 0 || plen > 253 || s[0] == '.' || s[0] == '-' || slash[-1] == '.' ||
+		    slash[-1] == '-')
+			return false;
+		for (const char *p = s; p < slash; p++)
+			if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+				*p == '.'))
+				return false;
+	}
+	return name[0] != '\0' && k8s_label_value_valid(name);
+}
+
+/* A quantity we pass on: digits, with at most one '.' followed by digits. */
+static bool
+decimal_valid(const char *s)
+{
+	const char *dot = strchr(s, '.');
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 32 || s[0] == '.' || s[n - 1] == '.' ||
+	    (dot != NULL && strchr(dot + 1, '.') != NULL))
+		return false;
+	return strspn(s, "0123456789.") == n;
+}
+
+/*
+ * The label of a value: the value itself when it is a label value, else "h-" and its
+ * hash. The raw value is always in the annotation of the same key as well, so a reader
+ * (runs list) has it whichever the label holds.
+ */
+static void
+add_label(json_t *labels, json_t *ann, const char *key, const char *value)
+{
+	char h[17];
+
+	set(ann, key, jstr(value));
+	if (k8s_label_value_valid(value)) {
+		set(labels, key, jstr(value));
+		return;
+	}
+	hash16(value, h);
+	set(labels, key, json_sprintf("h-%s", h));
+}
+
+/* The labels and annotations every object of the run carries (add_run_labels' keys). */
+static void
+run_labels(const struct k8s_run *run, json_t **ret_labels, json_t **ret_ann)
+{
+	json_t *labels = json_object(), *ann = json_object();
+
+	add_label(labels, ann, K8S_LABEL_RUN, run->run_id);
+	if (run->job_id != NULL)
+		add_label(labels, ann, "ssebench.job", run->job_id);
+	add_label(labels, ann, "ssebench.task-id", run->task);
+	add_label(labels, ann, "ssebench.model", run->model);
+	add_label(labels, ann, "ssebench.agent", run->agent);
+	add_label(labels, ann, "ssebench.mode", "sandbox");
+	add_label(labels, ann, "ssebench.egress", run->egress_open ? "open" : "restricted");
+	if (run->reference_patch != NULL)
+		add_label(labels, ann, "ssebench.reference-run", "true");
+	/* Recorded, not enforced: Kubernetes has no per-pod pids limit (docs/kubernetes.md). */
+	set(ann, "ssebench.pids-limit", jstr(run->pids));
+	*ret_labels = labels;
+	*ret_ann = ann;
+}
+
+static json_t *
+metadata(const struct k8s_run *run, const struct k8s_settings *st, const char *name)
+{
+	json_t *m = json_object(), *labels, *ann;
+
+	run_labels(run, &labels, &ann);
+	set(m, "name", jstr(name));
+	set(m, "namespace", jstr(st->namespace));
+	set(m, "labels", labels);
+	set(m, "annotations", ann);
+	return m;
+}
+
+/* The pod of the run, as a NetworkPolicy selects it. */
+static json_t *
+run_selector(const struct k8s_run *run)
+{
+	json_t *labels, *ann, *sel = json_object(), *ml = json_object();
+
+	run_labels(run, &labels, &ann);
+	set(ml, K8S_LABEL_RUN, json_incref(json_object_get(labels, K8S_LABEL_RUN)));
+	set(sel, "matchLabels", ml);
+	json_decref(labels);
+	json_decref(ann);
+	return sel;
+}
+
+static json_t *
+port(const char *proto, unsigned n)
+{
+	return json_pack("{s:s, s:i}", "protocol", proto, "port", (json_int_t)n);
+}
+
+/*
+ * The egress rules: the cluster's DNS (kube-dns in kube-system: the pod resolves the
+ * proxy's name through it), the proxy's pods (in the run's namespace) when the run uses a
+ * model, and for open egress the internet less egress_open's ranges.
+ */
+static json_t *
+egress_rules(const struct k8s_run *run, const struct k8s_settings *st)
+{
+	json_t *rules = json_array();
+	json_t *dns = json_pack("{s:[{s:{s:{s:s}}, s:{s:{s:s}}}], s:[o, o]}", "to",
+	    "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name", "kube-system",
+	    "podSelector", "matchLabels", "k8s-app", "kube-dns", "ports", port("UDP", 53),
+	    port("TCP", 53));
+
+	push(rules, dns);
+	if (run->uses_model) {
+		json_t *ml = json_object();
+
+		for (size_t i = 0; i < st->proxy_pods.n; i++) {
+			const char *kv = st->proxy_pods.v[i];
+			const char *eq = strchr(kv, '=');
+			_cleanup_free_ char *key = sb_xstrndup(kv, (size_t)(eq - kv));
+
+			set(ml, key, jstr(eq + 1));
+		}
+		push(rules, json_pack("{s:[{s:{s:o}}], s:[o]}", "to", "podSelector", "matchLabels",
+		    ml, "ports", port("TCP", st->proxy_port)));
+	}
+	if (run->egress_open) {
+		json_t *to = json_array();
+
+		for (size_t i = 0; i < SB_ARRAY_SIZE(egress_open); i++) {
+			json_t *ex = json_array();
+
+			for (size_t j = 0; j < 6 && egress_open[i].except[j] != NULL; j++)
+				push(ex, jstr(egress_open[i].except[j]));
+			push(to, json_pack("{s:{s:s, s:o}}", "ipBlock", "cidr", egress_open[i].cidr,
+			    "except", ex));
+		}
+		push(rules, json_pack("{s:o}", "to", to));
+	}
+	return rules;
+}
+
+/*
+ * The run's network. No ingress rule: nothing reaches the pod (the web view of the daemon
+ * is reached with `runs exec`, through the API server). Both policy types are listed so
+ * that an empty ingress means "none" rather than "not governed".
+ */
+static json_t *
+network_policy(const struct k8s_run *run, const struct k8s_settings *st, const char *name)
+{
+	json_t *np = json_pack("{s:s, s:s}", "apiVersion", "networking.k8s.io/v1", "kind",
+	    "NetworkPolicy");
+
+	set(np, "metadata", metadata(run, st, name));
+	set(np, "spec", json_pack("{s:o, s:[s, s], s:[], s:o}", "podSelector", run_selector(run),
+	    "policyTypes", "Ingress", "Egress", "ingress", "egress", egress_rules(run, st)));
+	return np;
+}
+
+/* Base64 (RFC 4648, with padding), for a Secret's data: a patch need not be UTF-8. */
+static json_t *
+base64(const char *data, size_t len)
+{
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = (const unsigned char *)data;
+	_cleanup_free_ char *out = sb_xmalloc((len + 2) / 3 * 4 + 1);
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0) |
+			     (i + 2 < len ? p[i + 2] : 0);
+
+		out[o++] = tab[v >> 18 & 63];
+		out[o++] = tab[v >> 12 & 63];
+		out[o++] = i + 1 < len ? tab[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < len ? tab[v & 63] : '=';
+	}
+	out[o] = '\0';
+	return jstr(out);
+}
+
+/* What the Docker backend bind-mounts from the host's .secrets-<run> directory. */
+static json_t *
+secret(const struct k8s_run *run, const struct k8s_settings *st, const char *name)
+{
+	json_t *s = json_pack("{s:s, s:s, s:s}", "apiVersion", "v1", "kind", "Secret", "type",
+	    "Opaque");
+	json_t *data = json_object();
+
+	set(s, "metadata", metadata(run, st, name));
+	set(data, "run.env", base64(run->secrets, strlen(run->secrets)));
+	if (run->reference_patch != NULL)
+		set(data, "patch.diff", base64(run->reference_patch, run->reference_patch_len));
+	set(s, "data", data);
+	return s;
+}
+
+static json_t *
+quantity_u64(uint64_t n)
+{
+	return json_sprintf("%llu", (unsigned long long)n);
+}
+
+/* limits == requests: the run gets what it would get from Docker, and no more. */
+static json_t *
+resources(const struct k8s_run *run)
+{
+	json_t *lim = json_pack("{s:s, s:s, s:o}", "cpu", run->cpus, "memory", run->memory,
+	    "ephemeral-storage", quantity_u64(run->agent_disk + run->harness_disk));
+
+	return json_pack("{s:o, s:O}", "limits", lim, "requests", lim);
+}
+
+/* The container's security context (see run_caps, prepare_caps). */
+static json_t *
+container_security(const char *const *caps)
+{
+	return json_pack("{s:i, s:b, s:b, s:b, s:{s:[s], s:o}}", "runAsUser", 0,
+	    "allowPrivilegeEscalation", 0, "privileged", 0, "readOnlyRootFilesystem", 1,
+	    "capabilities", "drop", "ALL", "add", str_array(caps));
+}
+
+static const char *
+volume_mount_path(size_t i, const struct k8s_run *run)
+{
+	return volumes[i].mount != NULL ? volumes[i].mount : run->source;
+}
+
+static json_t *
+mount(const char *vol, const char *path, const char *sub_path, bool ro)
+{
+	json_t *m = json_pack("{s:s, s:s}", "name", vol, "mountPath", path);
+
+	if (sub_path != NULL)
+		set(m, "subPath", jstr(sub_path));
+	if (ro)
+		set(m, "readOnly", json_true());
+	return m;
+}
+
+/*
+ * The run container's mounts. The secrets file and the patch are mounted by subPath: a
+ * Secret volume holds its files as symbolic links into a hidden directory, and the
+ * entrypoint refuses a secrets file that is a link (entrypoint/config.c:open_secrets);
+ * a subPath mount binds the file itself.
+ */
+static json_t *
+run_mounts(const struct k8s_run *run)
+{
+	json_t *ms = json_array();
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(volumes); i++)
+		push(ms, mount(volumes[i].name, volume_mount_path(i, run), NULL, false));
+	push(ms, mount("secrets", SECRETS_PATH, "run.env", true));
+	if (run->reference_patch != NULL)
+		push(ms, mount("reference", REFERENCE_PATH, "patch.diff", true));
+	return ms;
+}
+
+static json_t *
+run_env(const struct k8s_run *run)
+{
+	json_t *env = json_array();
+
+	for (size_t i = 0; i < run->env.n; i++) {
+		const char *kv = run->env.v[i];
+		const char *eq = strchr(kv, '=');
+		_cleanup_free_ char *name = sb_xstrndup(kv, (size_t)(eq - kv));
+
+		push(env, json_pack("{s:s, s:s}", "name", name, "value", eq + 1));
+	}
+	return env;
+}
+
+/*
+ * The init container that prepares volume i: cp -a of the image's directory, or chmod.
+ * Argument vectors, as everywhere (docs/design.md, "No shell"); the image's own cp and
+ * chmod (Debian's coreutils, in every image built here).
+ */
+static json_t *
+prepare_container(const struct k8s_run *run, size_t i)
+{
+	const char *path = volume_mount_path(i, run);
+	_cleanup_free_ char *from = sb_xasprintf("%s/.", path);
+	json_t *c = json_object(), *cmd;
+
+	set(c, "name", json_sprintf("prepare-%s", volumes[i].name));
+	set(c, "image", jstr(run->image));
+	set(c, "imagePullPolicy", jstr("IfNotPresent"));
+	if (volumes[i].fill)
+		cmd = json_pack("[s, s, s, s, s]", "/bin/cp", "-a", "--", from, PREPARE_MOUNT "/");
+	else
+		cmd = json_pack("[s, s, s]", "/bin/chmod", volumes[i].mode, PREPARE_MOUNT);
+	set(c, "command", cmd);
+	set(c, "resources", resources(run));
+	set(c, "securityContext", container_security(prepare_caps));
+	set(c, "volumeMounts", json_pack("[o]", mount(volumes[i].name, PREPARE_MOUNT, NULL,
+					      false)));
+	return c;
+}
+
+static json_t *
+run_volumes(const struct k8s_run *run, const char *secret_name)
+{
+	json_t *vs = json_array();
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(volumes); i++) {
+		json_t *ed = json_object();
+
+		if (volumes[i].disk == DISK_MEMORY) {
+			set(ed, "medium", jstr("Memory"));
+			set(ed, "sizeLimit", quantity_u64(RUN_TMPFS_BYTES));
+		} else {
+			set(ed, "sizeLimit", quantity_u64(volumes[i].disk == DISK_AGENT
+							      ? run->agent_disk
+							      : run->harness_disk));
+		}
+		push(vs, json_pack("{s:s, s:o}", "name", volumes[i].name, "emptyDir", ed));
+	}
+	/* 0400 as the host's file is 0600: root's alone; the patch 0444, for the agent. */
+	push(vs, json_pack("{s:s, s:{s:s, s:i, s:[{s:s, s:s, s:i}]}}", "name", "secrets", "secret",
+	    "secretName", secret_name, "defaultMode", 0400, "items", "key", "run.env", "path",
+	    "run.env", "mode", 0400));
+	if (run->reference_patch != NULL)
+		push(vs, json_pack("{s:s, s:{s:s, s:i, s:[{s:s, s:s, s:i}]}}", "name", "reference",
+		    "secret", "secretName", secret_name, "defaultMode", 0444, "items", "key",
+		    "patch.diff", "path", "patch.diff", "mode", 0444));
+	return vs;
+}
+
+/*
+ * The pod's own security: seccomp for every container, no host namespaces, no token.
+ * The Docker backend loads its own profile (seccomp.c), which allows what the runner's
+ * sandbox needs; a runtime's default refuses unshare and mount without CAP_SYS_ADMIN, so
+ * with RuntimeDefault task scripts cannot start and the run fails (closed) at grading.
+ * settings.seccomp_localhost names that profile installed on the nodes.
+ */
+static json_t *
+pod_security(const struct k8s_settings *st)
+{
+	json_t *sp = st->seccomp_localhost != NULL
+	    ? json_pack("{s:s, s:s}", "type", "Localhost", "localhostProfile", st->seccomp_localhost)
+	    : json_pack("{s:s}", "type", "RuntimeDefault");
+
+	return json_pack("{s:o}", "seccompProfile", sp);
+}
+
+static json_t *
+pod_spec(const struct k8s_run *run, const struct k8s_settings *st, const char *secret_name)
+{
+	json_t *spec = json_pack("{s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:s}", "restartPolicy",
+	    "Never", "automountServiceAccountToken", 0, "enableServiceLinks", 0, "hostNetwork",
+	    0, "hostPID", 0, "hostIPC", 0, "shareProcessNamespace", 0, "hostname", "sandbox");
+	json_t *init = json_array(), *c = json_object();
+
+	if (run->runtime_class != NULL)
+		set(spec, "runtimeClassName", jstr(run->runtime_class));
+	set(spec, "securityContext", pod_security(st));
+	/* As the Docker backend's --dns-opt: a name that will not resolve fails at once. */
+	if (!run->egress_open)
+		set(spec, "dnsConfig", json_pack("{s:[{s:s, s:s}, {s:s, s:s}]}", "options", "name",
+		    "timeout", "value", "1", "name", "attempts", "value", "1"));
+	for (size_t i = 0; i < SB_ARRAY_SIZE(volumes); i++)
+		push(init, prepare_container(run, i));
+	set(spec, "initContainers", init);
+	set(c, "name", jstr("sandbox"));
+	set(c, "image", jstr(run->image));
+	set(c, "imagePullPolicy", jstr("IfNotPresent"));
+	set(c, "env", run_env(run));
+	set(c, "resources", resources(run));
+	set(c, "securityContext", container_security(run_caps));
+	set(c, "volumeMounts", run_mounts(run));
+	set(spec, "containers", json_pack("[o]", c));
+	set(spec, "volumes", run_volumes(run, secret_name));
+	return spec;
+}
+
+/*
+ * The Job. No retry (backoffLimit 0, restartPolicy Never): a second attempt would be a
+ * second run under the first one's id. The deadline bounds the pod's whole life: the
+ * agent phase (TIMEOUT), then grading, which the evaluator bounds by TIMEOUT again
+ * (evaluator/main.c), and K8S_DEADLINE_SLACK_S for what is not in either (the daemon's
+ * start, the volumes' preparation, the two isolation checks, the hand-back of the archive).
+ * A run that reaches it has hung, and is stopped as Docker's never is.
+ */
+static json_t *
+job(const struct k8s_run *run, const struct k8s_settings *st, const char *name,
+    const char *secret_name)
+{
+	json_t *j = json_pack("{s:s, s:s}", "apiVersion", "batch/v1", "kind", "Job");
+	json_t *tmeta = json_object(), *labels, *ann;
+	uint64_t deadline = 2 * run->timeout + K8S_DEADLINE_SLACK_S;
+
+	run_labels(run, &labels, &ann);
+	set(tmeta, "labels", labels);
+	set(tmeta, "annotations", ann);
+	set(j, "metadata", metadata(run, st, name));
+	set(j, "spec", json_pack("{s:i, s:I, s:i, s:{s:o, s:o}}", "backoffLimit", 0,
+	    "activeDeadlineSeconds", (json_int_t)deadline, "ttlSecondsAfterFinished",
+	    K8S_TTL_AFTER_FINISHED_S, "template", "metadata", tmeta, "spec",
+	    pod_spec(run, st, secret_name)));
+	return j;
+}
+
+/* Is s UTF-8 (what jansson takes as a string)? */
+static bool
+utf8(const char *s)
+{
+	json_t *j = json_string(s);
+
+	json_decref(j);
+	return j != NULL;
+}
+
+/* Everything k8s_run_manifests needs of the description, checked before anything is made. */
+static int
+check_run(const struct k8s_run *run, const struct k8s_settings *st, struct sb_error **err)
+{
+	const char *strs[] = { run->run_id, run->task, run->agent, run->model, run->image,
+		run->source, run->secrets, run->pids, st->namespace };
+	const char *names[] = { "run id", "task", "agent", "model", "image", "source", "secrets",
+		"pids", "namespace" };
+
+	for (size_t i = 0; i < SB_ARRAY_SIZE(strs); i++)
+		if (strs[i] == NULL || strs[i][0] == '\0' || !utf8(strs[i]))
+			return sb_error_set(err, EINVAL, "k8s: the %s is missing or not UTF-8",
+			    names[i]);
+	if ((run->job_id != NULL && !utf8(run->job_id)) || !k8s_dns_label_valid(st->namespace))
+		return sb_error_set(err, EINVAL, "k8s: the job id or namespace is not valid");
+	if (run->source[0] != '/' || strstr(run->source, "..") != NULL)
+		return sb_error_set(err, EINVAL, "k8s: the source path is not absolute and plain");
+	if (run->runtime_class != NULL && !k8s_dns_label_valid(run->runtime_class))
+		return sb_error_set(err, EINVAL, "k8s: the runtime class is not a DNS label");
+	if (!decimal_valid(run->cpus) || !decimal_valid(run->memory) ||
+	    strchr(run->memory, '.') != NULL || run->timeout == 0 || run->timeout > INT32_MAX ||
+	    run->agent_disk == 0 || run->harness_disk == 0)
+		return sb_error_set(err, EINVAL, "k8s: a limit of the run is not a usable number");
+	for (size_t i = 0; i < run->env.n; i++) {
+		const char *eq = strchr(run->env.v[i], '=');
+		_cleanup_free_ char *name =
+		    eq != NULL ? sb_xstrndup(run->env.v[i], (size_t)(eq - run->env.v[i])) : NULL;
+
+		if (name == NULL || !sb_env_name_valid(name) || !utf8(eq + 1))
+			return sb_error_set(err, EINVAL, "k8s: environment entry %zu is not "
+							 "NAME=value in UTF-8", i);
+	}
+	return 0;
+}
+
+/* The proxy's side of the settings, for a run that uses the model. */
+static int
+check_proxy(const struct k8s_settings *st, struct sb_error **err)
+{
+	if (st->proxy_pods.n == 0 || st->proxy_port == 0 || st->proxy_port > 65535)
+		return sb_error_set(err, EINVAL, "k8s: the run uses the model proxy, and the "
+						 "settings select no proxy pods or port");
+	for (size_t i = 0; i < st->proxy_pods.n; i++) {
+		const char *kv = st->proxy_pods.v[i];
+		const char *eq = strchr(kv, '=');
+		_cleanup_free_ char *key = eq != NULL ? sb_xstrndup(kv, (size_t)(eq - kv)) : NULL;
+
+		if (key == NULL || !label_key_valid(key) || !k8s_label_value_valid(eq + 1))
+			return sb_error_set(err, EINVAL, "k8s: proxy pod selector %zu is not "
+							 "KEY=VALUE of a label", i);
+	}
+	return 0;
+}
+
+int
+k8s_run_manifests(const struct k8s_run *run, const struct k8s_settings *st, json_t **ret,
+    struct sb_error **err)
+{
+	_cleanup_free_ char *name = NULL, *secret_name = NULL;
+	json_t *list;
+
+	if (check_run(run, st, err) < 0 || (run->uses_model && check_proxy(st, err) < 0))
+		return -1;
+	name = k8s_run_name(run->run_id);
+	secret_name = sb_xasprintf("%s-secrets", name);
+	list = json_pack("{s:s, s:s, s:[o, o, o]}", "apiVersion", "v1", "kind", "List", "items",
+	    network_policy(run, st, name), secret(run, st, secret_name),
+	    job(run, st, name, secret_name));
+	if (list == NULL)
+		sb_oom(0);
+	*ret = list;
+	return 0;
+}

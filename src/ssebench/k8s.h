@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * k8s.h: the Kubernetes objects of one run (docs/kubernetes.md, "Manifests"): a
+ * NetworkPolicy, a Secret and a Job, built as jansson objects from a typed description of
+ * the run, for `kubectl create -f` (JSON is YAML). Nothing here talks to a cluster.
+ */
+#ifndef SSEBENCH_K8S_H
+#define SSEBENCH_K8S_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sb/argv.h"
+#include "sb/error.h"
+
+/* Added to the pod's deadline beyond the agent's and the evaluator's budgets (k8s.c). */
+#define K8S_DEADLINE_SLACK_S 600
+/* How long a finished Job (and its pod, for `runs logs`) stays before Kubernetes removes it. */
+#define K8S_TTL_AFTER_FINISHED_S 3600
+
+/* The cluster's side of a run: where it goes and how it reaches the model proxy. */
+struct k8s_settings {
+	const char *namespace;	  /* metadata.namespace of every object */
+	struct sb_argv proxy_pods; /* "KEY=VALUE" labels that select the proxy's pods */
+	unsigned proxy_port;	  /* the proxy's TCP port on those pods */
+	/* A seccomp profile on the node, relative to the kubelet's seccomp directory (type
+	 * Localhost), or NULL for the runtime's default (k8s.c, job_pod_security). */
+	const char *seccomp_localhost;
+};
+
+#define K8S_SETTINGS_INIT { .proxy_pods = SB_ARGV_INIT }
+
+/*
+ * One run, as cmd-run.c's describe_run_container knows it, in sandbox mode (one
+ * container). Every string is copied into the objects as a JSON string and nowhere else;
+ * none is trusted to be a valid Kubernetes name or label value.
+ */
+struct k8s_run {
+	const char *run_id, *task, *agent, *model;
+	const char *job_id;	/* NULL outside a job */
+	const char *image;
+	const char *source;	/* the task's source path in the container (its tree) */
+	const char *runtime_class; /* runtimeClassName, or NULL for the cluster's default */
+	bool egress_open;	/* --egress open: the internet, minus the private ranges */
+	bool uses_model;	/* the run talks to the model proxy */
+	uint64_t timeout;	/* seconds: the agent phase, and the evaluator's own budget */
+	const char *memory;	/* bytes, a decimal integer (the run limit) */
+	const char *cpus;	/* a decimal number, e.g. "2" or "1.5" */
+	const char *pids;	/* the pids limit: recorded only (docs/kubernetes.md) */
+	uint64_t agent_disk, harness_disk; /* bytes of the run's two file systems (disk.h) */
+	struct sb_argv env;	/* "NAME=value" each, as add_run_env gives them */
+	const char *secrets;	/* the secrets file's text (write_secrets) */
+	const char *reference_patch; /* the fix, for a reference run only, else NULL */
+	size_t reference_patch_len;
+};
+
+#define K8S_RUN_INIT { .env = SB_ARGV_INIT }
+
+/* The name every object of the run is called by: "sse-" and 16 hex digits of its id. */
+char *k8s_run_name(const char *run_id);
+
+/*
+ * Whether s is a Kubernetes label value (at most 63 characters, alphanumerics at both ends
+ * and '-', '_', '.' between), and a DNS label (at most 63, [a-z0-9-], alphanumerics at
+ * both ends: names of Jobs, Secrets, containers and volumes).
+ */
+bool k8s_label_value_valid(const char *s);
+bool k8s_dns_label_valid(const char *s);
+
+/*
+ * The three objects of the run, as a "List" (apiVersion v1, items: NetworkPolicy, Secret,
+ * Job), into *ret (new reference). Fails with EINVAL, naming the field, on a description
+ * that cannot make valid objects (a limit that is not a number, an env entry without a
+ * name, a proxy selector that is not a label, ...); nothing is returned then.
+ */
+int k8s_run_manifests(const struct k8s_run *run, const struct k8s_settings *set, json_t **ret,
+    struct sb_error **err);
+
+#endif
