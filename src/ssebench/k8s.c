@@ -649,6 +649,12 @@ check_run(const struct k8s_run *run, const struct k8s_settings *st, struct sb_er
 			return sb_error_set(err, EINVAL, "k8s: environment entry %zu is not "
 							 "NAME=value in UTF-8", i);
 	}
+	/* A path the kubelet resolves under its seccomp directory: it must stay there. */
+	if (st->seccomp_localhost != NULL &&
+	    (!utf8(st->seccomp_localhost) || st->seccomp_localhost[0] == '/' ||
+		strstr(st->seccomp_localhost, "..") != NULL))
+		return sb_error_set(err, EINVAL, "k8s: the seccomp profile is not a plain path "
+						 "under the kubelet's seccomp directory");
 	return 0;
 }
 
