@@ -406,12 +406,48 @@ quantity_u64(uint64_t n)
 	return json_sprintf("%llu", (unsigned long long)n);
 }
 
+/*
+ * CPUs as Kubernetes writes them back: whole cores as an integer, else millicores ("1.5"
+ * is "1500m"), so a manifest read back from the API server is the one written (t0185).
+ * Below a millicore, Kubernetes rounds up; so does this. 0 if cpus is no number above 0.
+ */
+static uint64_t
+cpu_millis(const char *cpus)
+{
+	static const unsigned place[] = { 100, 10, 1 };
+	const char *dot = strchr(cpus, '.');
+	bool round_up = false;
+	uint64_t m = 0;
+
+	if (!decimal_valid(cpus) || strlen(cpus) > 12)
+		return 0;
+	for (size_t i = 0; cpus[i] != '\0' && cpus[i] != '.'; i++)
+		m = m * 10 + (uint64_t)(cpus[i] - '0');
+	m *= 1000;
+	for (size_t d = 1; dot != NULL && dot[d] != '\0'; d++) {
+		if (d <= 3)
+			m += (uint64_t)(dot[d] - '0') * place[d - 1];
+		else if (dot[d] != '0')
+			round_up = true;
+	}
+	return m + (round_up ? 1 : 0);
+}
+
+static json_t *
+cpu_quantity(const char *cpus)
+{
+	uint64_t m = cpu_millis(cpus);
+
+	return m % 1000 == 0 ? json_sprintf("%llu", (unsigned long long)(m / 1000))
+			     : json_sprintf("%llum", (unsigned long long)m);
+}
+
 /* limits == requests: the run gets what it would get from Docker, and no more. */
 static json_t *
 resources(const struct k8s_run *run)
 {
-	json_t *lim = json_pack("{s:s, s:s, s:o}", "cpu", run->cpus, "memory", run->memory,
-	    "ephemeral-storage", quantity_u64(run->agent_disk + run->harness_disk));
+	json_t *lim = json_pack("{s:o, s:s, s:o}", "cpu", cpu_quantity(run->cpus), "memory",
+	    run->memory, "ephemeral-storage", quantity_u64(run->agent_disk + run->harness_disk));
 
 	return json_pack("{s:o, s:O}", "limits", lim, "requests", lim);
 }
@@ -636,7 +672,7 @@ check_run(const struct k8s_run *run, const struct k8s_settings *st, struct sb_er
 		return sb_error_set(err, EINVAL, "k8s: the source path is not absolute and plain");
 	if (run->runtime_class != NULL && !k8s_dns_label_valid(run->runtime_class))
 		return sb_error_set(err, EINVAL, "k8s: the runtime class is not a DNS label");
-	if (!decimal_valid(run->cpus) || !decimal_valid(run->memory) ||
+	if (cpu_millis(run->cpus) == 0 || !decimal_valid(run->memory) ||
 	    strchr(run->memory, '.') != NULL || run->timeout == 0 || run->timeout > INT32_MAX ||
 	    run->agent_disk == 0 || run->harness_disk == 0)
 		return sb_error_set(err, EINVAL, "k8s: a limit of the run is not a usable number");
