@@ -80,13 +80,16 @@ for run in dummy reference open; do
 
 	"$kubectl" annotate --local -f "$SB_TMP/$run.json" ssebench.test/round-trip=1 -o json \
 		>"$SB_TMP/$run.annotated" 2>"$SB_TMP/$run.err"
-	ok $? "$run: kubectl reads the three objects with no server" || diag "$(cat "$SB_TMP/$run.err")"
+	rc=$?
+	ok $rc "$run: kubectl reads the three objects with no server"
+	[ $rc = 0 ] || diag "$(cat "$SB_TMP/$run.err")"
 	jq -S -s 'map(del(.metadata.annotations["ssebench.test/round-trip"]))' \
 		"$SB_TMP/$run.annotated" >"$SB_TMP/$run.back"
 	jq -S '.items' "$SB_TMP/$run.json" >"$SB_TMP/$run.items"
 	cmp -s "$SB_TMP/$run.back" "$SB_TMP/$run.items"
-	ok $? "$run: the NetworkPolicy, Secret and Job come back as written" ||
-		diag "$(diff "$SB_TMP/$run.items" "$SB_TMP/$run.back" | head -20)"
+	rc=$?
+	ok $rc "$run: the NetworkPolicy, Secret and Job come back as written"
+	[ $rc = 0 ] || diag "$(diff "$SB_TMP/$run.items" "$SB_TMP/$run.back" | head -20)"
 
 	jq '.items[] | select(.kind == "Job")' "$SB_TMP/$run.json" >"$SB_TMP/$run.job"
 	typed "$SB_TMP/$run.job" >"$SB_TMP/$run.typed" 2>"$SB_TMP/$run.err"
