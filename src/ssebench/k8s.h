@@ -16,7 +16,11 @@
 
 /* Added to the pod's deadline beyond the agent's and the evaluator's budgets (k8s.c). */
 #define K8S_DEADLINE_SLACK_S 600
-/* How long a finished Job (and its pod, for `runs logs`) stays before Kubernetes removes it. */
+/*
+ * How long a finished Job (and its pod, for `runs logs`) stays before Kubernetes removes it.
+ * A 1.20 API server drops the field unless its TTLAfterFinished feature gate is on (alpha
+ * there, on by default from 1.21): the backend must not count on it to clean up.
+ */
 #define K8S_TTL_AFTER_FINISHED_S 3600
 
 /* The cluster's side of a run: where it goes and how it reaches the model proxy. */
