@@ -33,6 +33,22 @@ build(const struct k8s_run *run, const struct k8s_settings *st)
 	return list;
 }
 
+/* The fixture called name, with the fixtures' settings. */
+static void
+fixture(const char *name, struct k8s_run *run, struct k8s_settings *st)
+{
+	ck_assert(k8s_fixture_run(name, run));
+	k8s_fixture_settings(st);
+}
+
+static void
+release(json_t *list, struct k8s_run *run, struct k8s_settings *st)
+{
+	json_decref(list);
+	sb_argv_release(&run->env);
+	sb_argv_release(&st->proxy_pods);
+}
+
 static json_t *
 item(const json_t *list, const char *kind)
 {
@@ -64,8 +80,7 @@ START_TEST(test_golden)
 	json_t *got, *want = NULL;
 	json_error_t je;
 
-	ck_assert(k8s_fixture_run(name, &run));
-	k8s_fixture_settings(&st);
+	fixture(name, &run, &st);
 	got = build(&run, &st);
 	if (getenv("SB_UPDATE_GOLDEN") != NULL && strcmp(getenv("SB_UPDATE_GOLDEN"), "1") == 0)
 		ck_assert_int_eq(json_dump_file(got, path, JSON_INDENT(2) | JSON_SORT_KEYS), 0);
@@ -75,9 +90,7 @@ START_TEST(test_golden)
 	ck_assert_msg(json_equal(got, want),
 	    "%s differs from what k8s.c builds now (SB_UPDATE_GOLDEN=1 rewrites it)", path);
 	json_decref(got);
-	json_decref(want);
-	sb_argv_release(&run.env);
-	sb_argv_release(&st.proxy_pods);
+	release(want, &run, &st);
 }
 END_TEST
 
@@ -91,8 +104,7 @@ START_TEST(test_properties)
 	json_t *list, *p, *c, *sc, *caps, *job, *np, *v;
 	size_t i;
 
-	ck_assert(k8s_fixture_run(k8s_fixture_names[_i], &run));
-	k8s_fixture_settings(&st);
+	fixture(k8s_fixture_names[_i], &run, &st);
 	list = build(&run, &st);
 	job = json_object_get(item(list, "Job"), "spec");
 	ck_assert_int_eq(json_integer_value(json_object_get(job, "backoffLimit")), 0);
@@ -133,9 +145,7 @@ START_TEST(test_properties)
 	/* The reference is in the Secret and mounted for a reference run only. */
 	ck_assert_int_eq(json_object_get(json_object_get(item(list, "Secret"), "data"),
 			     "patch.diff") != NULL, run.reference_patch != NULL);
-	json_decref(list);
-	sb_argv_release(&run.env);
-	sb_argv_release(&st.proxy_pods);
+	release(list, &run, &st);
 }
 END_TEST
 
@@ -150,16 +160,13 @@ START_TEST(test_base64)
 	struct k8s_settings st = K8S_SETTINGS_INIT;
 	json_t *list;
 
-	ck_assert(k8s_fixture_run("reference", &run));
-	k8s_fixture_settings(&st);
+	fixture("reference", &run, &st);
 	run.secrets = cases[_i].in;
 	list = build(&run, &st);
 	ck_assert_str_eq(json_string_value(json_object_get(
 			     json_object_get(item(list, "Secret"), "data"), "run.env")),
 	    cases[_i].out);
-	json_decref(list);
-	sb_argv_release(&run.env);
-	sb_argv_release(&st.proxy_pods);
+	release(list, &run, &st);
 }
 END_TEST
 
@@ -205,8 +212,7 @@ START_TEST(test_cpus)
 	struct sb_error *err = NULL;
 	json_t *list = NULL, *c;
 
-	ck_assert(k8s_fixture_run("dummy", &run));
-	k8s_fixture_settings(&st);
+	fixture("dummy", &run, &st);
 	run.cpus = cpus[_i].in;
 	if (cpus[_i].out == NULL) {
 		ck_assert_int_lt(k8s_run_manifests(&run, &st, &list, &err), 0);
@@ -217,9 +223,7 @@ START_TEST(test_cpus)
 		ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(
 				     c, "resources"), "limits"), "cpu")), cpus[_i].out);
 	}
-	json_decref(list);
-	sb_argv_release(&run.env);
-	sb_argv_release(&st.proxy_pods);
+	release(list, &run, &st);
 }
 END_TEST
 
@@ -334,8 +338,7 @@ START_TEST(test_hostile)
 
 	memset(long_id, 'R', 300);
 	long_id[300] = '\0';
-	ck_assert(k8s_fixture_run("dummy", &run));
-	k8s_fixture_settings(&st);
+	fixture("dummy", &run, &st);
 	run.task = HOSTILE_TASK;
 	run.model = HOSTILE_MODEL;
 	run.agent = HOSTILE_AGENT;
@@ -359,9 +362,7 @@ START_TEST(test_hostile)
 	    json_string_value(json_object_get(json_object_get(json_object_get(
 		item(list, "Job"), "metadata"), "labels"), "ssebench.run")));
 	ck_assert_ptr_null(json_object_get(np_sel, "x"));
-	json_decref(list);
-	sb_argv_release(&run.env);
-	sb_argv_release(&st.proxy_pods);
+	release(list, &run, &st);
 }
 END_TEST
 
@@ -376,8 +377,7 @@ START_TEST(test_refused)
 	struct sb_error *err = NULL;
 	json_t *list = NULL;
 
-	ck_assert(k8s_fixture_run("dummy", &run));
-	k8s_fixture_settings(&st);
+	fixture("dummy", &run, &st);
 	switch ((enum bad)_i) {
 	case BAD_CPUS: run.cpus = "1e3"; break;
 	case BAD_MEMORY: run.memory = "8Gi"; break;
@@ -398,8 +398,7 @@ START_TEST(test_refused)
 	ck_assert_ptr_null(list);
 	ck_assert_int_eq(sb_error_code(err), EINVAL);
 	sb_error_release(&err);
-	sb_argv_release(&run.env);
-	sb_argv_release(&st.proxy_pods);
+	release(NULL, &run, &st);
 }
 END_TEST
 
@@ -410,17 +409,14 @@ START_TEST(test_seccomp_localhost)
 	struct k8s_settings st = K8S_SETTINGS_INIT;
 	json_t *list, *sp;
 
-	ck_assert(k8s_fixture_run("dummy", &run));
-	k8s_fixture_settings(&st);
+	fixture("dummy", &run, &st);
 	st.seccomp_localhost = "ssebench/run.json";
 	list = build(&run, &st);
 	sp = json_object_get(json_object_get(pod(list), "securityContext"), "seccompProfile");
 	ck_assert_str_eq(json_string_value(json_object_get(sp, "type")), "Localhost");
 	ck_assert_str_eq(json_string_value(json_object_get(sp, "localhostProfile")),
 	    "ssebench/run.json");
-	json_decref(list);
-	sb_argv_release(&run.env);
-	sb_argv_release(&st.proxy_pods);
+	release(list, &run, &st);
 }
 END_TEST
 
