@@ -24,14 +24,14 @@
 #define K8S_LABEL_RUN "ssebench.run"
 
 /*
- * Where a pod of a restricted run may not go when egress is open: the ranges that reach
- * the cluster itself, the host, the other runs and the cloud around them rather than the
- * internet. RFC 1918 private networks (pods, services and nodes live there), 100.64/10
- * (carrier-grade NAT, which some clusters use for pods), link-local 169.254/16 (the cloud
- * metadata service at 169.254.169.254 hands out the node's credentials), loopback, and
- * the IPv6 equivalents: unique-local fc00::/7, link-local fe80::/10, loopback ::1.
- * The Docker backend's open network reaches the same internet and none of these
- * (network.c, the guard against the host).
+ * Open egress: the internet, and not the ranges that lead to the cluster itself, its
+ * nodes, the other runs and the cloud around them. RFC 1918 private networks (pods,
+ * services and nodes live there), 100.64/10 (carrier-grade NAT space, which some clusters
+ * use for pods), link-local 169.254/16 (the cloud's metadata service at 169.254.169.254
+ * hands out the node's credentials), loopback, and the IPv6 equivalents: unique-local
+ * fc00::/7, link-local fe80::/10, loopback ::1. Narrower than the Docker backend's open
+ * network (a plain bridge behind Docker's NAT, which reaches the host's LAN): a pod of a
+ * shared cluster sits among other tenants' pods and a cloud's metadata service.
  */
 static const struct {
 	const char *cidr;
@@ -70,7 +70,8 @@ static const char *const run_caps[] = { "CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL
  */
 static const char *const prepare_caps[] = { "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", NULL };
 
-enum disk_of { DISK_AGENT, DISK_HARNESS, DISK_MEMORY };
+/* Which size an emptyDir gets: of the agent's file system, the harness's, or /run's. */
+enum vol_size { VOL_AGENT, VOL_HARNESS, VOL_MEMORY };
 
 /*
  * The places the run container writes, as emptyDir volumes (its root is read-only). The
@@ -84,17 +85,17 @@ enum disk_of { DISK_AGENT, DISK_HARNESS, DISK_MEMORY };
 static const struct {
 	const char *name, *mount, *mode;
 	bool fill; /* copied from the image's directory at mount */
-	enum disk_of disk;
+	enum vol_size size;
 } volumes[] = {
-	{ "run", "/run", "0755", false, DISK_MEMORY },
-	{ "tmp", "/tmp", "1777", false, DISK_AGENT },
-	{ "vartmp", "/var/tmp", "1777", false, DISK_AGENT },
-	{ "archive", "/tmp/sse-archive", "0755", false, DISK_AGENT },
-	{ "home", AGENT_HOME, NULL, true, DISK_AGENT },
-	{ "source", NULL, NULL, true, DISK_AGENT },
-	{ "runner", "/var/lib/ssebench-runner", "0710", false, DISK_HARNESS },
-	{ "state", "/var/lib/ssebench-daemon", "0711", false, DISK_HARNESS },
-	{ "results", "/var/lib/ssebench/results", "0755", false, DISK_HARNESS },
+	{ "run", "/run", "0755", false, VOL_MEMORY },
+	{ "tmp", "/tmp", "1777", false, VOL_AGENT },
+	{ "vartmp", "/var/tmp", "1777", false, VOL_AGENT },
+	{ "archive", "/tmp/sse-archive", "0755", false, VOL_AGENT },
+	{ "home", AGENT_HOME, NULL, true, VOL_AGENT },
+	{ "source", NULL, NULL, true, VOL_AGENT },
+	{ "runner", "/var/lib/ssebench-runner", "0710", false, VOL_HARNESS },
+	{ "state", "/var/lib/ssebench-daemon", "0711", false, VOL_HARNESS },
+	{ "results", "/var/lib/ssebench/results", "0755", false, VOL_HARNESS },
 };
 
 /* The Docker backend's /run is a 16 MiB tmpfs (cmd-run.c:add_disk_mounts). */
@@ -103,7 +104,7 @@ static const struct {
 #define REFERENCE_PATH	"/reference/patch.diff"
 #define PREPARE_MOUNT	"/sse-prepare"
 
-/* A JSON string of s, checked to be UTF-8 by check_strings before anything is built. */
+/* A JSON string of s, which check_run found to be UTF-8 before anything was built. */
 static json_t *
 jstr(const char *s)
 {
@@ -231,18 +232,22 @@ decimal_valid(const char *s)
  * hash. The raw value is always in the annotation of the same key as well, so a reader
  * (runs list) has it whichever the label holds.
  */
-static void
-add_label(json_t *labels, json_t *ann, const char *key, const char *value)
+static json_t *
+label_of(const char *value)
 {
 	char h[17];
 
-	set(ann, key, jstr(value));
-	if (k8s_label_value_valid(value)) {
-		set(labels, key, jstr(value));
-		return;
-	}
+	if (k8s_label_value_valid(value))
+		return jstr(value);
 	hash16(value, h);
-	set(labels, key, json_sprintf("h-%s", h));
+	return json_sprintf("h-%s", h);
+}
+
+static void
+add_label(json_t *labels, json_t *ann, const char *key, const char *value)
+{
+	set(ann, key, jstr(value));
+	set(labels, key, label_of(value));
 }
 
 /* The labels and annotations every object of the run carries (add_run_labels' keys). */
@@ -284,20 +289,17 @@ metadata(const struct k8s_run *run, const struct k8s_settings *st, const char *n
 static json_t *
 run_selector(const struct k8s_run *run)
 {
-	json_t *labels, *ann, *sel = json_object(), *ml = json_object();
+	json_t *sel = json_object(), *ml = json_object();
 
-	run_labels(run, &labels, &ann);
-	set(ml, K8S_LABEL_RUN, json_incref(json_object_get(labels, K8S_LABEL_RUN)));
+	set(ml, K8S_LABEL_RUN, label_of(run->run_id));
 	set(sel, "matchLabels", ml);
-	json_decref(labels);
-	json_decref(ann);
 	return sel;
 }
 
 static json_t *
 port(const char *proto, unsigned n)
 {
-	return json_pack("{s:s, s:i}", "protocol", proto, "port", (json_int_t)n);
+	return json_pack("{s:s, s:I}", "protocol", proto, "port", (json_int_t)n);
 }
 
 /*
@@ -548,11 +550,11 @@ run_volumes(const struct k8s_run *run, const char *secret_name)
 	for (size_t i = 0; i < SB_ARRAY_SIZE(volumes); i++) {
 		json_t *ed = json_object();
 
-		if (volumes[i].disk == DISK_MEMORY) {
+		if (volumes[i].size == VOL_MEMORY) {
 			set(ed, "medium", jstr("Memory"));
 			set(ed, "sizeLimit", quantity_u64(RUN_TMPFS_BYTES));
 		} else {
-			set(ed, "sizeLimit", quantity_u64(volumes[i].disk == DISK_AGENT
+			set(ed, "sizeLimit", quantity_u64(volumes[i].size == VOL_AGENT
 							      ? run->agent_disk
 							      : run->harness_disk));
 		}
