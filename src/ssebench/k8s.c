@@ -624,7 +624,7 @@ pod_spec(const struct k8s_run *run, const struct k8s_settings *st, const char *s
  * agent phase (TIMEOUT), then grading, which the evaluator bounds by TIMEOUT again
  * (evaluator/main.c), and K8S_DEADLINE_SLACK_S for what is not in either (the daemon's
  * start, the volumes' preparation, the two isolation checks, the hand-back of the archive).
- * A run that reaches it has hung, and is stopped as Docker's never is.
+ * A pod that reaches it has hung: Kubernetes kills it and marks the Job failed.
  */
 static json_t *
 job(const struct k8s_run *run, const struct k8s_settings *st, const char *name,
@@ -660,9 +660,9 @@ static int
 check_run(const struct k8s_run *run, const struct k8s_settings *st, struct sb_error **err)
 {
 	const char *strs[] = { run->run_id, run->task, run->agent, run->model, run->image,
-		run->source, run->secrets, run->pids, st->namespace };
+		run->source, run->secrets, run->cpus, run->memory, run->pids, st->namespace };
 	const char *names[] = { "run id", "task", "agent", "model", "image", "source", "secrets",
-		"pids", "namespace" };
+		"CPUs", "memory", "pids", "namespace" };
 
 	for (size_t i = 0; i < SB_ARRAY_SIZE(strs); i++)
 		if (strs[i] == NULL || strs[i][0] == '\0' || !utf8(strs[i]))
@@ -670,7 +670,8 @@ check_run(const struct k8s_run *run, const struct k8s_settings *st, struct sb_er
 			    names[i]);
 	if ((run->job_id != NULL && !utf8(run->job_id)) || !k8s_dns_label_valid(st->namespace))
 		return sb_error_set(err, EINVAL, "k8s: the job id or namespace is not valid");
-	if (run->source[0] != '/' || strstr(run->source, "..") != NULL)
+	if (run->source[0] != '/' || strcmp(run->source, "/") == 0 ||
+	    strstr(run->source, "..") != NULL)
 		return sb_error_set(err, EINVAL, "k8s: the source path is not absolute and plain");
 	if (run->runtime_class != NULL && !k8s_dns_label_valid(run->runtime_class))
 		return sb_error_set(err, EINVAL, "k8s: the runtime class is not a DNS label");

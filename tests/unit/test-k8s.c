@@ -368,7 +368,8 @@ END_TEST
 
 /* Descriptions that cannot make valid objects: refused, nothing returned. */
 enum bad { BAD_CPUS, BAD_MEMORY, BAD_ENV, BAD_ENV_NAME, BAD_SELECTOR, BAD_NO_PROXY, BAD_PORT,
-	BAD_NAMESPACE, BAD_UTF8, BAD_SOURCE, BAD_RUNTIME, BAD_TIMEOUT, BAD_SECCOMP, BAD_COUNT };
+	BAD_NAMESPACE, BAD_UTF8, BAD_SOURCE, BAD_SOURCE_ROOT, BAD_RUNTIME, BAD_TIMEOUT, BAD_SECCOMP,
+	BAD_NO_CPUS, BAD_NO_MEMORY, BAD_COUNT };
 
 START_TEST(test_refused)
 {
@@ -389,6 +390,9 @@ START_TEST(test_refused)
 	case BAD_NAMESPACE: st.namespace = "Kube System"; break;
 	case BAD_UTF8: run.model = "\xff\xfe"; break;
 	case BAD_SOURCE: run.source = "/src/../etc"; break;
+	case BAD_SOURCE_ROOT: run.source = "/"; break;
+	case BAD_NO_CPUS: run.cpus = NULL; break;
+	case BAD_NO_MEMORY: run.memory = NULL; break;
 	case BAD_RUNTIME: run.runtime_class = "run sc"; break;
 	case BAD_TIMEOUT: run.timeout = 0; break;
 	case BAD_SECCOMP: st.seccomp_localhost = "../../etc/x.json"; break;
