@@ -26,8 +26,14 @@ fi
 if [ -z "$kubectl" ]; then
 	kubectl=$(command -v kubectl 2>/dev/null) || kubectl=
 fi
-[ -n "$kubectl" ] && [ -x "$kubectl" ] || skip_all "no kubectl (set KUBECTL, or scripts/k8s-up)"
-command -v jq >/dev/null 2>&1 || skip_all "needs jq"
+# kubectl is not part of what scripts/setup installs (Debian's is 1.20, behind the API this
+# reads): without one the suite is skipped, and that is not the missing Docker that
+# SSEBENCH_REQUIRE_DOCKER turns into a failure.
+if [ -z "$kubectl" ] || [ ! -x "$kubectl" ]; then
+	printf '1..0 # SKIP no kubectl (set KUBECTL, or scripts/k8s-up)\n'
+	exit 0
+fi
+command -v jq >/dev/null 2>&1 || bail "needs jq (scripts/setup installs it)"
 [ -x "$helper" ] || bail "no $helper (make check builds it)"
 
 # A kubeconfig of a server that is not there: port 9 on loopback, a token so that kubectl
