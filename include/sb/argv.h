@@ -32,6 +32,8 @@ void sb_argv_vpushf(struct sb_argv *a, const char *fmt, va_list ap) _printf_(2, 
 void sb_argv_pushv(struct sb_argv *a, const char *const *v);
 /* Push several strings; the list ends with NULL. */
 void sb_argv_pushl(struct sb_argv *a, ...) __attribute__((sentinel));
+/* The same from a va_list of const char * ending in NULL (for functions that take one). */
+void sb_argv_vpushl(struct sb_argv *a, va_list ap);
 void sb_argv_release(struct sb_argv *a);
 /* Hand the vector to the caller (free each string, then the array); a becomes empty. */
 char **sb_argv_detach(struct sb_argv *a);

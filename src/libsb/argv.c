@@ -66,14 +66,21 @@ sb_argv_pushv(struct sb_argv *a, const char *const *v)
 }
 
 void
-sb_argv_pushl(struct sb_argv *a, ...)
+sb_argv_vpushl(struct sb_argv *a, va_list ap)
 {
 	const char *s;
+
+	while ((s = va_arg(ap, const char *)) != NULL)
+		sb_argv_push(a, s);
+}
+
+void
+sb_argv_pushl(struct sb_argv *a, ...)
+{
 	va_list ap;
 
 	va_start(ap, a);
-	while ((s = va_arg(ap, const char *)) != NULL)
-		sb_argv_push(a, s);
+	sb_argv_vpushl(a, ap);
 	va_end(ap);
 }
 

@@ -665,7 +665,6 @@ cli_system_tool(struct sb_error **err, const struct cli_tool *how, const char *n
 	_cleanup_free_ char *path = NULL;
 	struct sb_cmd cmd = SB_CMD_INIT;
 	struct sb_cmd_result r;
-	const char *arg;
 	va_list ap;
 	int code;
 
@@ -673,8 +672,7 @@ cli_system_tool(struct sb_error **err, const struct cli_tool *how, const char *n
 		return -1;
 	sb_argv_push(&argv, name);
 	va_start(ap, name);
-	while ((arg = va_arg(ap, const char *)) != NULL)
-		sb_argv_push(&argv, arg);
+	sb_argv_vpushl(&argv, ap);
 	va_end(ap);
 	cmd.path = path;
 	cmd.argv = argv.v;

@@ -60,14 +60,12 @@ run_probe(const struct sb_creds *creds, const struct sb_seccomp *filter,
 	_cleanup_argv_ struct sb_argv argv = SB_ARGV_INIT;
 	struct sb_cmd c = SB_CMD_INIT;
 	struct sb_error *err = NULL;
-	const char *s;
 	va_list ap;
 	int r;
 
 	sb_argv_push(&argv, probe_path);
 	va_start(ap, res);
-	while ((s = va_arg(ap, const char *)) != NULL)
-		sb_argv_push(&argv, s);
+	sb_argv_vpushl(&argv, ap);
 	va_end(ap);
 	c.path = probe_path;
 	c.argv = argv.v;
