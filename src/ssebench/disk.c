@@ -102,28 +102,41 @@ disk_room_needed(uint64_t bytes)
 	return bytes * DISK_FS_COUNT + ((uint64_t)1 << 30);
 }
 
+/* What the images of the runs below rootfd may still grow by, but those of the run skip
+ * (NULL: every run). */
+static uint64_t
+promised_room(int rootfd, const char *skip)
+{
+	static const char *const images[] = { "disk.img", "harness.img" };
+	uint64_t promised = 0;
+	char **names = NULL;
+	size_t n = 0;
+
+	if (sb_list_dir_at(rootfd, ".", 4096, &names, &n, NULL) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_close_ int dfd = -1;
+
+		if (skip != NULL && strcmp(names[i], skip) == 0)
+			continue;
+		dfd = openat(rootfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		for (size_t k = 0; dfd >= 0 && k < SB_ARRAY_SIZE(images); k++)
+			promised += image_headroom(dfd, images[k]);
+	}
+	sb_strv_free(names);
+	return promised;
+}
+
 static int
 check_room(int rootfd, const char *root, uint64_t bytes, struct sb_error **err)
 {
-	static const char *const images[] = { "disk.img", "harness.img" };
-	uint64_t promised = 0, free_bytes, need = disk_room_needed(bytes);
+	uint64_t promised, free_bytes, need = disk_room_needed(bytes);
 	struct statvfs vfs;
-	char **names = NULL;
-	size_t n = 0;
 
 	if (fstatvfs(rootfd, &vfs) < 0)
 		return sb_error_errno(err, errno, "statvfs '%s'", root);
 	free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-	if (sb_list_dir_at(rootfd, ".", 4096, &names, &n, NULL) == 0) {
-		for (size_t i = 0; i < n; i++) {
-			_cleanup_close_ int dfd =
-			    openat(rootfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			for (size_t k = 0; dfd >= 0 && k < SB_ARRAY_SIZE(images); k++)
-				promised += image_headroom(dfd, images[k]);
-		}
-		sb_strv_free(names);
-	}
+	promised = promised_room(rootfd, NULL);
 	if (free_bytes < promised || free_bytes - promised < need)
 		return sb_error_set(err, ENOSPC,
 		    "no room for this run's disks: they may grow to %llu MiB (2 x SSEBENCH_DISK, "
@@ -253,6 +266,7 @@ write_all(int fd, const char *p, size_t n)
 
 struct archive_copy {
 	uint64_t entries, bytes, left;
+	uint64_t max; /* bytes it may copy in all (archive_budget) */
 };
 
 /* Copy the directory sfd into the new directory dfd (both ours), depth levels down. */
@@ -297,7 +311,7 @@ copy_dir(struct archive_copy *c, int sfd, int dfd, unsigned depth, struct sb_err
 		/* Only a regular file with one name: links, FIFOs, sockets, devices and second
 		 * names stay behind. */
 		if (!S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-		    (uint64_t)st.st_size > SB_COPY_BYTES_MAX - c->bytes) {
+		    (uint64_t)st.st_size > c->max - c->bytes) {
 			c->left++;
 			continue;
 		}
@@ -330,13 +344,46 @@ copy_dir(struct archive_copy *c, int sfd, int dfd, unsigned depth, struct sb_err
 	return r;
 }
 
+/*
+ * How much of the archive may come home: SB_COPY_BYTES_MAX, and no more than the results
+ * file system can give without eating into what the other runs' disks there may still
+ * take or the room this run's own result needs (DISK_RESULT_ROOM). The archive is the
+ * agent's and as large as it likes: had its copy been the one to fill the file system, a
+ * result that still had to be written (this run's, when its disks stay for a kept
+ * container; another run's, whose disk grows meanwhile) would find no room, and a run with
+ * no result is an error a job retries: a way for an agent expecting to fail to make its
+ * run not count. What does not fit is left behind and counted, as a link or a FIFO is; the
+ * grade does not read the archive.
+ */
+static uint64_t
+archive_budget(const struct run_disk *d, int dfd)
+{
+	_cleanup_free_ char *root = sb_xstrdup(d->dir);
+	_cleanup_close_ int rootfd = -1;
+	char *own = strrchr(root, '/');
+	struct statvfs vfs;
+	uint64_t free_bytes, taken;
+
+	if (fstatvfs(dfd, &vfs) < 0)
+		return 0;
+	free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	/* d->dir is <results>/.disks/<run-id>: the other runs' disks are its siblings. */
+	if (own != NULL)
+		*own++ = '\0';
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	taken = (rootfd >= 0 && own != NULL ? promised_room(rootfd, own) : 0) + DISK_RESULT_ROOM;
+	if (free_bytes <= taken)
+		return 0;
+	return free_bytes - taken < SB_COPY_BYTES_MAX ? free_bytes - taken : SB_COPY_BYTES_MAX;
+}
+
 int
 disk_copy_archive(const struct run_disk *d, const char *dest, uint64_t *ret_left,
     struct sb_error **err)
 {
 	_cleanup_free_ char *src = disk_path(d, DISK_ARCHIVE);
 	_cleanup_close_ int sfd = -1, dfd = -1;
-	struct archive_copy c = { 0, 0, 0 };
+	struct archive_copy c = { 0, 0, 0, 0 };
 
 	sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sfd < 0)
@@ -346,6 +393,7 @@ disk_copy_archive(const struct run_disk *d, const char *dest, uint64_t *ret_left
 	dfd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return sb_error_errno(err, errno, "open '%s'", dest);
+	c.max = archive_budget(d, dfd);
 	if (copy_dir(&c, sfd, dfd, 1, err) < 0)
 		return -1;
 	*ret_left = c.left;

@@ -42,6 +42,9 @@
 #define DISK_RUNNER	"runner"  /* /var/lib/ssebench-runner */
 #define DISK_STATE	"state"	  /* /var/lib/ssebench-daemon */
 #define DISK_RESERVE_PERCENT "5" /* blocks only root may use (mkfs.ext4 -m) */
+/* What a run's own files in its results directory may need once its archive has come
+ * home (result.json, summary.json, the logs): room the archive's copy leaves free. */
+#define DISK_RESULT_ROOM ((uint64_t)256 << 20)
 
 enum { DISK_FS_AGENT, DISK_FS_HARNESS, DISK_FS_COUNT };
 
@@ -71,8 +74,9 @@ char *disk_path(const struct run_disk *d, const char *name);
 /*
  * Copy the archive out into dest (a directory that must not exist yet): directories and
  * regular files only, at most SB_COPY_DEPTH_MAX deep and SB_COPY_FILES_MAX entries, 0755
- * and 0644, owned by the caller; links, special files and second names of a file are left
- * behind, and counted in *ret_left. The tree is read without following any link.
+ * and 0644, owned by the caller; links, special files, second names of a file, and files
+ * past what the results file system can spare (disk.c:archive_budget) are left behind, and
+ * counted in *ret_left. The tree is read without following any link.
  */
 int disk_copy_archive(const struct run_disk *d, const char *dest, uint64_t *ret_left,
     struct sb_error **err);

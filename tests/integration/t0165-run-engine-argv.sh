@@ -117,4 +117,39 @@ unlike "$(cat "$tmp/volfail.err")" '\(null\)' "and no message names a container 
 like "$(cat "$tmp/volfail.err")" "removed the run's volumes \(no task container was started\)" \
 	"it says what it removed"
 
+# An agent that fills its archive so that the host's copy of it would take the last of the
+# results file system: the copy stops where the room other runs' disks were promised and
+# this run's result needs begins; what does not fit is left behind and counted, and the run
+# has its result. Before, the copy ran into ENOSPC and left half a file; the result was
+# still written, but only because this run's own disks are released before it (their room
+# comes back): a run whose disks stay, or another run's disk growing meanwhile, found none.
+# Seen failing checks 17 and 18 with the budget replaced by the plain 8 GiB cap.
+# The results are on a small tmpfs of their own: the disks' room (2 x 256 MiB and 1 GiB)
+# and 100 MiB; the "container" leaves 200 MiB in the archive, then fills the file system
+# up to 150 MiB free, as other runs would.
+small=$tmp/small
+mkdir -p "$small/res"
+if mount -t tmpfs -o size=1636m,mode=0755 sse-t0165 "$small"; then
+	mkdir -p "$small/res"
+	mkdir -p "$tmp/cfg-full"
+	{
+		printf 'FAKE_DOCKER_LOG=%q\n' "$tmp/full.argv"
+		printf 'FAKE_RESULT=%q\nFAKE_ARCHIVE_MB=200\nFAKE_LEAVE_MB=150\n' "$result"
+	} >"$tmp/cfg-full/fake.env"
+	DOCKER_CONFIG=$tmp/cfg-full SSEBENCH_RESULTS=$small/res SSEBENCH_DISK=256m \
+		"$SSEBENCH" run --task $task --agent dummy --run-id "t$$x5" --images-ready \
+		>"$tmp/full.out" 2>"$tmp/full.err" </dev/null
+	echo $? >"$tmp/full.rc"
+	run_dir=$small/res/$task/none/dummy/t$$x5
+	is "$(cat "$tmp/full.rc")" 1 "an archive the results cannot hold: the run ends as it would (not scored here)"
+	ok "$([ -s "$run_dir/summary.json" ] && [ -s "$run_dir/result.json" ]; echo $?)" \
+		"and its result and summary are written"
+	like "$(cat "$tmp/full.out" "$tmp/full.err")" 'the archive: 1 entry left behind' \
+		"the file that did not fit is left behind, and that is said"
+	ok "$([ ! -e "$run_dir/archive/big" ]; echo $?)" "and it is not in the run's archive"
+	umount -l "$small"
+else
+	ok 1 "a tmpfs for the results (mount -t tmpfs)"
+fi
+
 done_testing
