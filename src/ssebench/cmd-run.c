@@ -14,7 +14,10 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -49,10 +52,13 @@
 #include "disk.h"
 #include "docker.h"
 #include "images.h"
+#include "k8s.h"
+#include "kubectl.h"
 #include "network.h"
 #include "models.h"
 #include "proxy.h"
 #include "run.h"
+#include "untar.h"
 
 
 char *
@@ -441,6 +447,7 @@ struct run_ctx {
 	const struct run_opts *o;
 	char *net, *gateway, *mem, *cpus, *pids;
 	bool canary, reference, proxy_key;
+	const char *canary_addr; /* SSE_NET_CANARY, with canary */
 	char *run_dir, *archive, *secrets, *ref; /* absolute; ref only for the reference agent */
 	char *seccomp;				 /* the profile of containers that run scripts */
 	char *vol_source, *vol_sockets;		 /* the tree (both modes), the sockets (sidecar) */
@@ -690,7 +697,7 @@ add_run_env(struct docker_container *c, const struct run_ctx *rx, const char *ro
 	if (rx->gateway != NULL)
 		docker_container_env(c, "SSE_NET_GATEWAY=%s", rx->gateway);
 	if (rx->canary)
-		docker_container_env(c, "SSE_NET_CANARY=" NET_CANARY_ADDR);
+		docker_container_env(c, "SSE_NET_CANARY=%s", rx->canary_addr);
 	docker_container_env(c, "SSE_RUNNER_UID=%lu", rx->runner_uid);
 	/* The walk for places shared by the agent and the scripts covers the whole view: set
 	 * here, so that no ENV of a task image can point it at an empty directory. */
@@ -1034,6 +1041,12 @@ struct run {
 	json_int_t flags_total;
 	enum sb_iso_outcome outcome;
 	bool scored;
+	/* The Kubernetes backend (docs/kubernetes.md, "The backend"): its settings, the
+	 * objects' name and run label, the pod, the collected tar, whether the objects were
+	 * made. */
+	bool k8s, k8s_made;
+	struct kube kube;
+	char *k8s_name, *k8s_label, *pod, *collected;
 };
 
 /* A phase's error: said, and the run stops. */
@@ -1111,6 +1124,24 @@ check_task(struct run *r)
 }
 
 /*
+ * The Kubernetes backend: its settings, and what it does not do yet refused before
+ * anything is built (docs/kubernetes.md, "The backend").
+ */
+static int
+check_k8s(struct run *r)
+{
+	struct sb_error *err = NULL;
+
+	if (r->uses_model)
+		return run_stop(r, cli_fail("--backend kubernetes cannot run an agent that uses a "
+					    "model yet: the model proxy is not deployed on a cluster "
+					    "(docs/kubernetes.md); use --backend docker"));
+	if (kube_settings(&r->kube, &err) < 0)
+		return run_fail(r, &err);
+	return 0;
+}
+
+/*
  * Phase 1: everything the user gave, before anything is built: the agent and model, the
  * task, a run directory that is not there yet, the engine and its runtime, the limits.
  */
@@ -1122,7 +1153,7 @@ run_check(struct run *r)
 	struct stat st;
 	int rc;
 
-	if (check_agent_model(r) < 0 || check_task(r) < 0)
+	if (check_agent_model(r) < 0 || check_task(r) < 0 || (r->k8s && check_k8s(r) < 0))
 		return -1;
 	if (o->run_id == NULL)
 		o->run_id = run_id_new();
@@ -1133,7 +1164,8 @@ run_check(struct run *r)
 					    "--run-id", r->run_dir));
 	if ((rc = cli_need_engine()) != 0)
 		return run_stop(r, rc);
-	if (o->runtime != NULL && check_runtime(o->runtime, &err) < 0)
+	/* On Kubernetes, --runtime names a RuntimeClass, which the API server checks. */
+	if (o->runtime != NULL && !r->k8s && check_runtime(o->runtime, &err) < 0)
 		return run_fail(r, &err);
 	r->rx.mem = run_limit(SB_RUN_LIMIT_MEMORY);
 	r->rx.cpus = run_limit(SB_RUN_LIMIT_CPUS);
@@ -1239,12 +1271,73 @@ run_build_images(struct run *r)
 	}
 	if (check_image_labels(r, &err) < 0)
 		return run_fail(r, &err);
+	if (r->k8s && !o->images_only) {
+		const char *const imgs[] = { r->agent_image, NULL };
+
+		if (kube_import_images(imgs, &err) < 0)
+			return run_fail(r, &err);
+	}
 	if (o->images_only) {
 		/* A job's image build (job.c): the images are there; no run. */
 		(void)unlink(r->log_path);
 		progress("images of %s and %s ready", o->task, o->agent);
 		return run_stop(r, SB_EXIT_OK);
 	}
+	return 0;
+}
+
+/*
+ * An IPv4 address the in-pod network check probes (entrypoint/isolation.c:probe_network),
+ * from the setting name: NULL when unset; a value that is no address is an error.
+ */
+static int
+k8s_probe_addr(const char *name, const char **ret, struct sb_error **err)
+{
+	const char *v = cli_setting(name, NULL);
+	struct in_addr a;
+
+	*ret = NULL;
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (inet_pton(AF_INET, v, &a) != 1)
+		return sb_error_set(err, EINVAL, "%s: '%s' is not an IPv4 address", name,
+		    cli_safe(v));
+	*ret = v;
+	return 0;
+}
+
+/*
+ * Phase 3a on Kubernetes: the run's disks are its pod's volumes and its network is its
+ * NetworkPolicy, both made with the Job. A restricted run's isolation check in the pod
+ * must show the policy in force, not merely stored: it probes two addresses the policy
+ * forbids and that answer when reached (SSEBENCH_K8S_CANARY: outside the cluster;
+ * SSEBENCH_K8S_HOST: a node's address). Without them the check cannot pass and the run
+ * is not scored: silence from an address nobody answers on would prove nothing.
+ */
+static int
+k8s_prepare(struct run *r)
+{
+	struct run_opts *o = r->o;
+	struct sb_error *err = NULL;
+	const char *host = NULL, *canary = NULL;
+
+	r->rx.agent_freezer = "signals";
+	r->k8s_name = k8s_run_name(o->run_id);
+	r->k8s_label = k8s_label(o->run_id);
+	r->rx.net = sb_xstrdup(r->k8s_name);
+	if (strcmp(o->egress, "open") == 0)
+		return 0;
+	if (k8s_probe_addr("SSEBENCH_K8S_HOST", &host, &err) < 0 ||
+	    k8s_probe_addr("SSEBENCH_K8S_CANARY", &canary, &err) < 0)
+		return run_fail(r, &err);
+	if (host != NULL)
+		r->rx.gateway = sb_xstrdup(host);
+	r->rx.canary = canary != NULL;
+	r->rx.canary_addr = canary;
+	if (host == NULL || canary == NULL)
+		sb_log(SB_LOG_WARN, "SSEBENCH_K8S_%s is not set: this run cannot show that its "
+				    "NetworkPolicy is in force, and will not be scored",
+		    host == NULL ? "HOST" : "CANARY");
 	return 0;
 }
 
@@ -1266,6 +1359,8 @@ run_prepare_host(struct run *r)
 	 * at once.
 	 */
 	sb_sig_set_deferred(SB_SIG_DEFER_FIRST);
+	if (r->k8s)
+		return k8s_prepare(r);
 	/*
 	 * The run's own file systems: everything the run can write is on them (disk.h), so the
 	 * run cannot fill the host's disk. Disks that runs left behind (a CLI killed, a reboot)
@@ -1303,6 +1398,7 @@ run_prepare_host(struct run *r)
 		r->rx.gateway = net_gateway(r->rx.net);
 		if (net_ensure_canary(&err) == 0) {
 			r->rx.canary = true;
+			r->rx.canary_addr = NET_CANARY_ADDR;
 		} else {
 			sb_log(SB_LOG_WARN, "%s: without it this run cannot show that it has no "
 					    "route out, and will not be scored", sb_error_message(err));
@@ -1481,6 +1577,250 @@ run_agent_container(struct run *r, struct sb_error **err)
 	return 0;
 }
 
+/* Read the file name of the run's secrets directory (the secrets, the fix) into *ret. */
+static int
+read_secret_file(const struct run *r, const char *name, char **ret, size_t *ret_len,
+    struct sb_error **err)
+{
+	_cleanup_close_ int dfd = sb_open_dir(r->secrets_dir, err);
+	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(SB_JSON_FILE_MAX);
+
+	if (dfd < 0 || sb_read_file_at(dfd, name, 0, &b, err) < 0)
+		return -1;
+	*ret = sb_buf_detach(&b, ret_len);
+	return 0;
+}
+
+/*
+ * The run on Kubernetes (k8s.h): what the Docker backend's container is, as one
+ * struct k8s_run. The environment is add_run_env's own, so the pod claims exactly what a
+ * Docker run claims and the entrypoint checks the same.
+ */
+static int
+k8s_describe(struct run *r, struct k8s_run *kr, char **secrets, char **patch,
+    struct sb_error **err)
+{
+	_cleanup_(docker_container_release) struct docker_container c = DOCKER_CONTAINER_INIT;
+	_cleanup_free_ char *disk = run_limit(SB_RUN_LIMIT_DISK);
+	struct run_opts *o = r->o;
+	uint64_t bytes = 0;
+
+	r->rx.runner_uid = runner_uid_new();
+	r->rx.reference = r->reference;
+	r->rx.proxy_key = r->uses_model;
+	add_run_env(&c, &r->rx, NULL);
+	for (size_t i = 0; i < c.n; i++)
+		if (c.settings[i].kind == DOCKER_ENV)
+			sb_argv_push(&kr->env, c.settings[i].value);
+	if (sb_parse_u64(disk, 1, UINT64_MAX, &bytes, err) < 0 ||
+	    read_secret_file(r, "run.env", secrets, NULL, err) < 0 ||
+	    (r->ref != NULL &&
+		read_secret_file(r, "reference.diff", patch, &kr->reference_patch_len, err) < 0))
+		return -1;
+	kr->run_id = o->run_id;
+	kr->task = o->task;
+	kr->agent = o->agent;
+	kr->model = o->model;
+	kr->job_id = o->job_id;
+	kr->image = r->agent_image;
+	kr->source = r->task->config->source.s;
+	kr->runtime_class = o->runtime != NULL ? o->runtime
+					      : cli_setting("SSEBENCH_K8S_RUNTIME_CLASS", NULL);
+	kr->egress_open = strcmp(o->egress, "open") == 0;
+	kr->uses_model = r->uses_model;
+	kr->timeout = o->timeout;
+	kr->memory = r->rx.mem;
+	kr->cpus = r->rx.cpus;
+	kr->pids = r->rx.pids;
+	kr->agent_disk = kr->harness_disk = bytes;
+	kr->secrets = *secrets;
+	kr->reference_patch = *patch;
+	return 0;
+}
+
+/*
+ * Wait until the pod's sandbox container has ended (r->pod), saying each new state; a pod
+ * that cannot start (an image that is not there, an init container that failed) fails at
+ * once. Ctrl-C stops the wait (r->interrupted); run_cleanup deletes the objects.
+ */
+static int
+k8s_wait(struct run *r, struct sb_error **err)
+{
+	uint64_t deadline =
+	    sb_now_ms() + (2 * r->o->timeout + K8S_DEADLINE_SLACK_S + 120) * 1000;
+	_cleanup_free_ char *last = NULL;
+	unsigned failures = 0;
+
+	while (sb_sig_interrupted() == 0) {
+		struct kube_pod p;
+		char *now;
+
+		if (sb_now_ms() > deadline)
+			return sb_error_set(err, ETIMEDOUT, "the pod of Job %s did not end in time",
+			    r->k8s_name);
+		if (kube_pod_get(&r->kube, r->k8s_name, &p, err) < 0) {
+			/* The API server may blink; five failures in a row are an answer. */
+			if (++failures >= 5)
+				return -1;
+			sb_error_release(err);
+			(void)poll(NULL, 0, 2000);
+			continue;
+		}
+		failures = 0;
+		now = sb_xasprintf("%s%s%s", p.name != NULL ? p.phase : "no pod yet",
+		    p.reason != NULL ? ", " : "", p.reason != NULL ? p.reason : "");
+		if (last == NULL || strcmp(now, last) != 0)
+			progress("pod of Job %s: %s", r->k8s_name, cli_safe(now));
+		free(last);
+		last = now;
+		if (p.sandbox == KUBE_CTR_DONE) {
+			progress("the container exited with status %d", p.exit_code);
+			if (p.collect != KUBE_CTR_RUNNING)
+				sb_log(SB_LOG_WARN, "the pod's collect container is not running: "
+						    "its results cannot be collected");
+			r->pod = p.name;
+			p.name = NULL;
+			kube_pod_release(&p);
+			return 0;
+		}
+		if (p.init_failed || kube_reason_fatal(p.reason) ||
+		    (p.phase != NULL && strcmp(p.phase, "Failed") == 0)) {
+			kube_pod_release(&p);
+			return sb_error_set(err, EIO, "the pod of Job %s cannot run (%s); see "
+			    "kubectl describe pod -l job-name=%s", r->k8s_name, cli_safe(last),
+			    r->k8s_name);
+		}
+		kube_pod_release(&p);
+		(void)poll(NULL, 0, 2000);
+	}
+	r->interrupted = true;
+	return 0;
+}
+
+/*
+ * The sandbox container's output (pod.log in the run directory) and the tar of its
+ * results and archive (r->collected, in the run's secrets directory, root's alone),
+ * from the collect container. What fails is said; the run then has no result.json and
+ * is an error (run_outcome), never a pass.
+ */
+static void
+k8s_fetch(struct run *r)
+{
+	_cleanup_free_ char *log = sb_xasprintf("%s/pod.log", r->run_dir);
+	_cleanup_free_ char *disk = run_limit(SB_RUN_LIMIT_DISK);
+	struct sb_error *err = NULL;
+	uint64_t bytes = 0, max;
+
+	if (kube_logs_to(&r->kube, r->pod, "sandbox", log, SB_JSON_FILE_MAX, &err) < 0) {
+		sb_log(SB_LOG_WARN, "the container's output: %s", sb_error_message(err));
+		sb_error_release(&err);
+	}
+	/* Both file systems full, and their tar's headers: more is not what the pod held. */
+	(void)sb_parse_u64(disk, 1, UINT64_MAX / 4, &bytes, NULL);
+	max = 2 * bytes + ((uint64_t)64 << 20);
+	r->collected = sb_xasprintf("%s/collect.tar", r->secrets_dir);
+	if (kube_collect(&r->kube, r->pod, r->collected, max, &err) < 0) {
+		sb_log(SB_LOG_WARN, "collecting the results from pod %s: %s", r->pod,
+		    sb_error_message(err));
+		sb_error_release(&err);
+		(void)unlink(r->collected);
+		free(r->collected);
+		r->collected = NULL;
+	}
+}
+
+/*
+ * Phase 4 on Kubernetes: the NetworkPolicy, Secret and Job of the run (k8s.c), created
+ * together; the wait for the sandbox container's end; what it left fetched.
+ */
+static int
+k8s_start(struct run *r)
+{
+	struct k8s_run kr = K8S_RUN_INIT;
+	struct k8s_settings ks = K8S_SETTINGS_INIT;
+	_cleanup_free_ char *secrets = NULL, *patch = NULL;
+	struct sb_error *err = NULL;
+	json_t *objs = NULL;
+	time_t now = time(NULL);
+	struct tm tm;
+	char ts[32];
+	int k;
+
+	ks.namespace = r->kube.namespace;
+	ks.seccomp_localhost = cli_setting("SSEBENCH_K8S_SECCOMP", NULL);
+	k = k8s_describe(r, &kr, &secrets, &patch, &err);
+	if (k == 0)
+		k = k8s_run_manifests(&kr, &ks, &objs, &err);
+	sb_argv_release(&kr.env);
+	if (k < 0)
+		return run_fail(r, &err);
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	r->started_at = sb_xstrdup(ts);
+	progress("creating Job %s in namespace %s (agent phase, then grading)", r->k8s_name,
+	    r->kube.namespace);
+	/* Set first: what a half-done create made, run_cleanup deletes by the run's label. */
+	r->k8s_made = true;
+	k = kube_create(&r->kube, objs, &err);
+	json_decref(objs);
+	if (k < 0 || k8s_wait(r, &err) < 0)
+		return run_fail(r, &err);
+	if (r->interrupted) {
+		(void)cli_fail("interrupted: Job %s is deleted", r->k8s_name);
+		return run_stop(r, SB_EXIT_INTERRUPTED);
+	}
+	k8s_fetch(r);
+	r->container_done = true;
+	return 0;
+}
+
+/*
+ * After the pod on Kubernetes: the collected tar unpacked as hostile input (untar.h:
+ * directories and regular files only, 0755 and 0644, no link followed or made, bounded),
+ * the results into the run directory and the archive into archive/; then the run's
+ * objects deleted unless kept.
+ */
+static void
+k8s_wind_down(struct run *r)
+{
+	struct untar_limits lim = { SB_COPY_BYTES_MAX, SB_COPY_FILES_MAX, SB_COPY_DEPTH_MAX };
+	struct untar_stats st = { 0 };
+	struct sb_error *err = NULL;
+	_cleanup_close_ int tfd = -1, rfd = -1, afd = -1;
+
+	if (r->collected != NULL) {
+		tfd = open(r->collected, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (mkdir(r->archive, 0755) == 0 || errno == EEXIST)
+			afd = sb_open_dir(r->archive, &err);
+		if (afd >= 0)
+			rfd = sb_open_dir(r->run_dir, &err);
+		if (tfd >= 0 && rfd >= 0) {
+			struct untar_root roots[] = { { "results", rfd }, { "archive", afd } };
+
+			if (untar_fd(tfd, roots, SB_ARRAY_SIZE(roots), &lim, &st, &err) < 0)
+				sb_log(SB_LOG_WARN, "the collected results: %s",
+				    sb_error_message(err));
+			progress("collected %llu files (%llu bytes); %llu entries left behind "
+				 "(links, special files, second names, too deep or too many)",
+			    (unsigned long long)st.files, (unsigned long long)st.bytes,
+			    (unsigned long long)st.left);
+		} else if (err != NULL) {
+			sb_log(SB_LOG_WARN, "the collected results: %s", sb_error_message(err));
+		}
+		sb_error_release(&err);
+		(void)unlink(r->collected);
+	}
+	r->archive_left = st.left;
+	if (!r->o->keep && r->k8s_made) {
+		if (kube_delete_run(&r->kube, r->k8s_label, &err) < 0) {
+			sb_log(SB_LOG_WARN, "deleting Job %s: %s", r->k8s_name, sb_error_message(err));
+			sb_error_release(&err);
+		} else {
+			r->k8s_made = false;
+		}
+	}
+}
+
 /*
  * Phase 4: the container(s): the agent's volumes over the run's file system, in sidecar
  * mode the task container, then the agent's container, to its end.
@@ -1495,6 +1835,8 @@ run_start(struct run *r)
 		(void)cli_fail("interrupted before the run started");
 		return run_stop(r, SB_EXIT_INTERRUPTED);
 	}
+	if (r->k8s)
+		return k8s_start(r);
 	if (fill_ctx(r, &err) < 0)
 		return run_fail(r, &err);
 	/* The agent's tree and home, over the run's file system (filled from the image). */
@@ -1528,6 +1870,10 @@ run_wind_down(struct run *r)
 	struct sb_error *err = NULL;
 	uint64_t left = 0;
 
+	if (r->k8s) {
+		k8s_wind_down(r);
+		return;
+	}
 	/* What the agent left in its archive comes home sanitised (disk.h). */
 	if (disk_copy_archive(&r->disk, r->archive, &left, &err) < 0) {
 		sb_log(SB_LOG_WARN, "the archive: %s", sb_error_message(err));
@@ -1789,11 +2135,25 @@ run_cleanup(struct run *r)
 {
 	char **owned[] = { &r->parent, &r->run_dir, &r->case_image, &r->task_image,
 		&r->agent_image, &r->log_path, &r->archive, &r->secrets_dir, &r->secrets, &r->ref,
-		&r->container, &r->task_container, &r->started_at };
+		&r->container, &r->task_container, &r->started_at, &r->k8s_name, &r->k8s_label,
+		&r->pod, &r->collected };
 	struct run_opts *o = r->o;
 
 	end_run_key(&r->px);
 	proxy_release(&r->px);
+	/* Whatever made it into the cluster goes, unless kept (k8s_wind_down did it). */
+	if (r->k8s_made && !o->keep) {
+		struct sb_error *err = NULL;
+
+		if (kube_delete_run(&r->kube, r->k8s_label, &err) < 0) {
+			sb_log(SB_LOG_WARN, "deleting Job %s: %s; `ssebench runs remove %s "
+					    "--backend kubernetes` retries", r->k8s_name,
+			    sb_error_message(err), o->run_id);
+			sb_error_release(&err);
+		}
+	}
+	if (r->collected != NULL)
+		(void)unlink(r->collected);
 	/* A sidecar run that failed before its agent container ended leaves nothing behind. */
 	if (r->sidecar && !r->container_done &&
 	    (r->rx.vol_source != NULL || r->task_container != NULL))
@@ -1848,6 +2208,7 @@ run_one(struct run_opts *o)
 	r.t0 = progress_clock();
 	r.rx.o = o;
 	r.sidecar = strcmp(o->mode, "sidecar") == 0;
+	r.k8s = strcmp(o->backend, "kubernetes") == 0;
 	if (run_check(&r) == 0 && run_build_images(&r) == 0 && run_prepare_host(&r) == 0 &&
 	    run_prepare_dir(&r) == 0 && run_start(&r) == 0)
 		(void)run_collect(&r);
@@ -1866,6 +2227,7 @@ run_opts_release(struct run_opts *o)
 	free(o->mode);
 	free(o->egress);
 	free(o->runtime);
+	free(o->backend);
 	free(o->config);
 	free(o->job_id);
 	sb_argv_release(&o->tasks);
@@ -1913,6 +2275,12 @@ run_opts_check(const struct cli_command *cmd, struct run_opts *o, bool runtime_f
 		    o->run_id);
 	if (strcmp(o->mode, "sandbox") != 0 && strcmp(o->mode, "sidecar") != 0)
 		return *ret_rc = cli_usage_error(cmd, "--mode must be sandbox or sidecar");
+	if (strcmp(o->backend, "docker") != 0 && strcmp(o->backend, "kubernetes") != 0)
+		return *ret_rc = cli_usage_error(cmd, "--backend (or SSEBENCH_BACKEND) must be "
+						      "docker or kubernetes");
+	if (strcmp(o->backend, "kubernetes") == 0 && strcmp(o->mode, "sidecar") == 0)
+		return *ret_rc = cli_usage_error(cmd, "--backend kubernetes runs sandbox mode only "
+						      "(docs/kubernetes.md)");
 	if (o->runtime != NULL && !runtime_name_valid(o->runtime))
 		return *ret_rc = cli_usage_error(cmd, "%s must be the name of a container runtime "
 						 "([A-Za-z0-9][A-Za-z0-9._-]*), such as runsc",
@@ -1949,6 +2317,7 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 		{ "keep-container", no_argument, NULL, 'k' },
 		{ "require-pass", no_argument, NULL, 'p' },
 		{ "runtime", required_argument, NULL, 'R' },
+		{ "backend", required_argument, NULL, 'B' },
 		{ "tasks", required_argument, NULL, 'P' },
 		{ "all", no_argument, NULL, 'A' },
 		{ "attempts", required_argument, NULL, 'K' },
@@ -1973,6 +2342,7 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 	o->timeout = SB_RUN_TIMEOUT_DEFAULT_S;
 	o->egress = sb_xstrdup(cli_setting("SSEBENCH_EGRESS", "restricted"));
 	o->mode = sb_xstrdup("sandbox");
+	o->backend = sb_xstrdup(cli_setting("SSEBENCH_BACKEND", "docker"));
 	{
 		const char *rt = cli_setting("SSEBENCH_RUNTIME", NULL);
 
@@ -2018,6 +2388,7 @@ run_opts_parse(const struct cli_command *cmd, int argc, char **argv, struct run_
 					    SB_JOB_ATTEMPTS_MAX);
 			o->attempt = (unsigned)n;
 			break;
+		case 'B': free(o->backend); o->backend = sb_xstrdup(optarg); break;
 		case 'R': free(o->runtime); o->runtime = sb_xstrdup(optarg); runtime_flag = true; break;
 		case 'k': o->keep = true; break;
 		case 'p': o->require_pass = true; break;

@@ -710,10 +710,48 @@ runs_results(const struct cli_command *cmd, int argc, char **argv)
 	return SB_EXIT_OK;
 }
 
+/*
+ * --backend NAME (else SSEBENCH_BACKEND, else docker): where list, inspect, logs, stop,
+ * remove and exec look for the run. Taken out of argv (up to a "--", after which the words
+ * are a command's) before the command reads its own options.
+ */
+static const char *
+take_backend(int *argc, char **argv)
+{
+	const char *b = cli_setting("SSEBENCH_BACKEND", "docker");
+	int o = 1, i = 1;
+
+	for (; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--backend") == 0 && i + 1 < *argc)
+			b = argv[++i];
+		else if (strncmp(argv[i], "--backend=", 10) == 0)
+			b = argv[i] + 10;
+		else
+			argv[o++] = argv[i];
+	}
+	while (i < *argc)
+		argv[o++] = argv[i++];
+	argv[o] = NULL;
+	*argc = o;
+	return b;
+}
+
 int
 cmd_runs(const struct cli_command *cmd, int argc, char **argv)
 {
 	const char *name = cmd->name;
+
+	if (strcmp(name, "results") != 0) {
+		const char *backend = take_backend(&argc, argv);
+
+		if (strcmp(backend, "kubernetes") == 0)
+			return cmd_runs_k8s(cmd, argc, argv);
+		if (strcmp(backend, "docker") != 0)
+			return cli_usage_error(cmd, "--backend (or SSEBENCH_BACKEND) must be docker "
+						    "or kubernetes");
+	}
 
 	if (strcmp(name, "list") == 0)
 		return runs_list(cmd, argc, argv);

@@ -856,7 +856,9 @@ push_common(const struct job *j, struct sb_argv *a)
 	sb_argv_pushf(a, "%lld", (long long)json_integer_value(json_object_get(opt, "timeout")));
 	if (runtime != NULL)
 		sb_argv_pushl(a, "--runtime", runtime, NULL);
-	sb_argv_pushl(a, "--job", j->id, NULL);
+	/* A job from before backends existed ran on Docker. */
+	sb_argv_pushl(a, "--backend",
+	    json_string_value(json_object_get(opt, "backend")) ?: "docker", "--job", j->id, NULL);
 }
 
 /* What a finished run left: its category and, when it is an error, why. */
@@ -1435,6 +1437,8 @@ job_run(struct run_opts *o)
 		    "egress", o->egress, "timeout", (json_int_t)o->timeout, "mode", o->mode,
 		    "runtime", sb_json_string_or_null(o->runtime), "jobs", (json_int_t)parallel,
 		    "bases", bases);
+		json_object_set_new(json_object_get(j.spec, "options"), "backend",
+		    json_string(o->backend));
 		if (sb_json_write_atomic_at(j.dir_fd, "job.json", j.spec, 0644, &err) < 0)
 			goto fail;
 	}

@@ -21,7 +21,6 @@
 #include "k8s.h"
 
 /* The label and annotation keys: the Docker backend's labels (cmd-run.c:add_run_labels). */
-#define K8S_LABEL_RUN "ssebench.run"
 
 /*
  * Open egress: the internet, and not the ranges that lead to the cluster itself, its
@@ -241,6 +240,16 @@ label_of(const char *value)
 		return jstr(value);
 	hash16(value, h);
 	return json_sprintf("h-%s", h);
+}
+
+char *
+k8s_label(const char *value)
+{
+	json_t *j = label_of(value);
+	char *s = sb_xstrdup(json_string_value(j));
+
+	json_decref(j);
+	return s;
 }
 
 static void
@@ -542,6 +551,33 @@ prepare_container(const struct k8s_run *run, size_t i)
 	return c;
 }
 
+/*
+ * The container the results are collected from (kubectl.c:kube_collect, by exec of tar)
+ * once the sandbox container has ended: the results and the archive, read-only, and
+ * nothing else. It only waits; it reads what root and the agent left, so it is root with
+ * DAC_READ_SEARCH alone (read any file, write none), and what it sends is unpacked as
+ * hostile input (untar.c). Its own small budget, which the run's limits do not pay for.
+ */
+static json_t *
+collect_container(const struct k8s_run *run)
+{
+	static const char *const caps[] = { "DAC_READ_SEARCH", NULL };
+	json_t *c = json_object();
+	json_t *lim = json_pack("{s:s, s:s}", "cpu", "100m", "memory", "64Mi");
+
+	set(c, "name", jstr("collect"));
+	set(c, "image", jstr(run->image));
+	set(c, "imagePullPolicy", jstr("IfNotPresent"));
+	/* The pod's deadline ends it if no one collects. */
+	set(c, "command", json_pack("[s, s]", "/bin/sleep", "infinity"));
+	set(c, "resources", json_pack("{s:o, s:O}", "limits", lim, "requests", lim));
+	set(c, "securityContext", container_security(caps));
+	set(c, "volumeMounts", json_pack("[o, o]",
+	    mount("results", K8S_COLLECT_ROOT "/results", NULL, true),
+	    mount("archive", K8S_COLLECT_ROOT "/archive", NULL, true)));
+	return c;
+}
+
 static json_t *
 run_volumes(const struct k8s_run *run, const char *secret_name)
 {
@@ -613,7 +649,7 @@ pod_spec(const struct k8s_run *run, const struct k8s_settings *st, const char *s
 	set(c, "resources", resources(run));
 	set(c, "securityContext", container_security(run_caps));
 	set(c, "volumeMounts", run_mounts(run));
-	set(spec, "containers", json_pack("[o]", c));
+	set(spec, "containers", json_pack("[o, o]", c, collect_container(run)));
 	set(spec, "volumes", run_volumes(run, secret_name));
 	return spec;
 }

@@ -61,6 +61,15 @@ struct k8s_run {
 
 #define K8S_RUN_INIT { .env = SB_ARGV_INIT }
 
+/* The label every object of a run carries, its value the run id (or its hash: k8s_label). */
+#define K8S_LABEL_RUN "ssebench.run"
+/* Where the collect container sees the results and the archive (read-only). */
+#define K8S_COLLECT_ROOT "/collect"
+
+/* The label value of value: itself when it is a valid one, else "h-" and 16 hex digits of
+ * its SHA-256 (the raw value is in the annotation of the same key). */
+char *k8s_label(const char *value);
+
 /* The name every object of the run is called by: "sse-" and 16 hex digits of its id. */
 char *k8s_run_name(const char *run_id);
 

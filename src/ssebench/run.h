@@ -23,6 +23,7 @@
  */
 struct run_opts {
 	char *local, *task, *agent, *model, *run_id, *mode, *egress, *runtime;
+	char *backend; /* "docker" or "kubernetes" (--backend, SSEBENCH_BACKEND) */
 	unsigned difficulty;
 	uint64_t timeout;
 	bool keep, require_pass;
@@ -39,6 +40,10 @@ struct run_opts {
 	unsigned attempt;
 	bool images_only, images_ready;
 };
+
+/* `runs list|inspect|logs|stop|remove|exec` on the Kubernetes backend (cmd-runs-k8s.c). */
+struct cli_command;
+int cmd_runs_k8s(const struct cli_command *cmd, int argc, char **argv);
 
 /* Run a job (job.c): the matrix o describes, in results/jobs/<id>/. Exit status. */
 int job_run(struct run_opts *o);

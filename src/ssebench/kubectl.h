@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kubectl.h: the Kubernetes backend's side of a cluster (docs/kubernetes.md, "The
+ * backend"): kubectl driven with argv vectors, as docker.c drives docker. Nothing here
+ * builds objects (k8s.c does) or decides a run's outcome (cmd-run.c does).
+ */
+#ifndef SSEBENCH_KUBECTL_H
+#define SSEBENCH_KUBECTL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sb/argv.h"
+#include "sb/error.h"
+
+/* Where the backend's objects go, from the settings (kube_settings). */
+struct kube {
+	const char *kubectl;   /* SSEBENCH_KUBECTL: an absolute path (default /usr/bin/kubectl) */
+	const char *context;   /* SSEBENCH_K8S_CONTEXT, or NULL for the kubeconfig's current */
+	const char *namespace; /* SSEBENCH_K8S_NAMESPACE (default "ssebench") */
+};
+
+/* The settings as the environment gives them; fails (EINVAL) on one that is not usable. */
+int kube_settings(struct kube *k, struct sb_error **err);
+
+/*
+ * kubectl [--context C] --namespace NS ARGS..., its stdin from in (NULL: /dev/null), its
+ * stdout into *ret_out (NULL: dropped; at most 16 MiB kept). Exit status of kubectl, or -1
+ * when it could not run; its stderr, escaped, is in *err's message when it fails.
+ */
+int kube_run(const struct kube *k, const struct sb_argv *args, const char *in, size_t in_len,
+    uint64_t timeout_ms, char **ret_out, struct sb_error **err);
+
+/* The same with the terminal's stdout and stderr (and stdin, with in_tty): for `runs logs`
+ * and `runs exec`. *ret_code is kubectl's exit status. */
+int kube_run_inherit(const struct kube *k, const struct sb_argv *args, bool with_stdin,
+    int *ret_code, struct sb_error **err);
+
+/* kubectl create -f - of objects (a List). */
+int kube_create(const struct kube *k, const json_t *objects, struct sb_error **err);
+
+/* What a run's pod is doing, from `get pods -l job-name=NAME`. */
+enum kube_ctr { KUBE_CTR_NONE, KUBE_CTR_WAITING, KUBE_CTR_RUNNING, KUBE_CTR_DONE };
+
+struct kube_pod {
+	char *name;	  /* NULL: no pod (yet, or any more) */
+	char *phase;	  /* Pending, Running, Succeeded, Failed, Unknown */
+	enum kube_ctr sandbox, collect;
+	int exit_code;	  /* the sandbox container's, once KUBE_CTR_DONE */
+	char *reason;	  /* why a container waits or ended (ErrImageNeverPull, ...), or NULL */
+	bool init_failed; /* an init container ended with a failure */
+};
+
+void kube_pod_release(struct kube_pod *p);
+
+/* The pod of the Job name. A pod that is not there is not an error (p->name NULL). */
+int kube_pod_get(const struct kube *k, const char *job, struct kube_pod *p,
+    struct sb_error **err);
+
+/* Is reason one a pod does not come back from by waiting (an image that is not there, a
+ * config the kubelet refuses)? */
+bool kube_reason_fatal(const char *reason);
+
+/*
+ * The collect container's tar of the results and the archive, into the file path (made
+ * 0600, O_EXCL), at most max_bytes (kubectl is stopped past it: RLIMIT_FSIZE).
+ */
+int kube_collect(const struct kube *k, const char *pod, const char *path, uint64_t max_bytes,
+    struct sb_error **err);
+
+/* kubectl logs of one container, into the file path (0644, O_EXCL), at most max_bytes. */
+int kube_logs_to(const struct kube *k, const char *pod, const char *container,
+    const char *path, uint64_t max_bytes, struct sb_error **err);
+
+/*
+ * Delete the Job (and its pod: foreground cascade), NetworkPolicy and Secret labelled
+ * ssebench.run=label, waiting until they are gone. Nothing there is not an error.
+ */
+int kube_delete_run(const struct kube *k, const char *label, struct sb_error **err);
+
+/* Delete the pod of Job name (the Job stays, failed), waiting at most grace seconds. */
+int kube_stop_job(const struct kube *k, const char *job, uint64_t grace, struct sb_error **err);
+
+/* The Jobs of the backend (label ssebench.run present, or =label), as `get -o json`
+ * gives their list's items. */
+int kube_jobs(const struct kube *k, const char *label, json_t **ret, struct sb_error **err);
+
+/*
+ * Hand images to the cluster (SSEBENCH_K8S_IMPORT: a program given the image names as its
+ * arguments, e.g. scripts/k8s-import for the local cluster). Unset: the images must be on
+ * the nodes or in a registry they pull from already; nothing is done.
+ */
+int kube_import_images(const char *const *images, struct sb_error **err);
+
+#endif
