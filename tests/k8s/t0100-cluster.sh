@@ -50,7 +50,7 @@ fi
 
 eval "$("$K8S_UP" --env)" || bail "k8s-up --env failed"
 STATE=${SSEBENCH_K8S_STATE:-/var/lib/ssebench/k8s}
-# shellcheck source=node-checks.sh
+# shellcheck source=node-checks.sh disable=SC1091
 . "$_here/node-checks.sh"
 
 sb_cleanup_hook() {
