@@ -50,6 +50,9 @@ fi
 
 eval "$("$K8S_UP" --env)" || bail "k8s-up --env failed"
 STATE=${SSEBENCH_K8S_STATE:-/var/lib/ssebench/k8s}
+# k8s-up runs `ssebench k8s node-files`: the build's binary (a VPATH build has none in the
+# source tree).
+export SSEBENCH_BIN=${SSEBENCH_BIN:-$SSEBENCH}
 # shellcheck source=node-checks.sh disable=SC1091
 . "$_here/node-checks.sh"
 
