@@ -57,6 +57,10 @@ K8S_KUBECONFIG=$K8S_STATE/admin.kubeconfig
 K8S_RUN=$K8S_STATE/run                        # pid files
 K8S_LOGS=$K8S_STATE/logs
 K8S_CONFIG=$K8S_STATE/config                  # rendered templates
+K8S_NODE_DIR=$K8S_STATE/node                  # `ssebench k8s node-files`: seccomp.json, masks.json
+K8S_SECCOMP_DIR=$K8S_STATE/kubelet/seccomp    # the kubelet's --seccomp-profile-root
+K8S_RUNC_WRAPPER=$K8S_STATE/bin/ssebench-runc # BinaryName of the runtime handler "ssebench"
+K8S_RUNNER_KUBECONFIG=$K8S_STATE/runner.kubeconfig  # the ssebench-runner ServiceAccount's token
 K8S_TEMPLATES=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # Started in this order, stopped in the reverse one.
@@ -148,6 +152,32 @@ comp_pid() {
 	pid=$(tr -cd '0-9' <"$f")
 	is_uint "$pid" && is_ours "$pid" "$(comp_exe "$1")" || return 1
 	printf '%s\n' "$pid"
+}
+
+# stop_pid NAME PID EXE: SIGTERM, wait up to 10 s, then SIGKILL; only while PID is ours.
+stop_pid() {
+	local name=$1 pid=$2 exe=$3
+	is_ours "$pid" "$exe" || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 1 100); do
+		is_ours "$pid" "$exe" || break
+		sleep 0.1
+	done
+	if is_ours "$pid" "$exe"; then
+		say "stop: $name (pid $pid) ignored SIGTERM for 10 s; SIGKILL"
+		kill -KILL "$pid" 2>/dev/null || true
+		sleep 0.2
+	fi
+	say "stop: $name (pid $pid) stopped"
+}
+
+# stop_comp NAME: stop a component by its pid file, then remove the pid file.
+stop_comp() {
+	local pid
+	if pid=$(comp_pid "$1"); then
+		stop_pid "$1" "$pid" "$(comp_exe "$1")"
+	fi
+	rm -f "$K8S_RUN/$1.pid"
 }
 
 # stray_pids: pids of the cluster's programs (etcd, kube-*, containerd and its shims)

@@ -162,6 +162,7 @@ extern const struct cli_command proxy_commands[];
 int cmd_dataset_validate(const struct cli_command *cmd, int argc, char **argv);
 int cmd_dataset_verify(const struct cli_command *cmd, int argc, char **argv);
 int cmd_tasks_list(const struct cli_command *cmd, int argc, char **argv);
+int cmd_k8s_node_files(const struct cli_command *cmd, int argc, char **argv);
 int cmd_run(const struct cli_command *cmd, int argc, char **argv);
 int cmd_build_case(const struct cli_command *cmd, int argc, char **argv);
 int cmd_images_base(const struct cli_command *cmd, int argc, char **argv);

@@ -126,6 +126,30 @@ static const struct cli_command tasks_commands[] = {
 	{ .name = NULL },
 };
 
+static const struct cli_command k8s_commands[] = {
+	{
+	    .name = "node-files",
+	    .summary = "write the seccomp profile and counter masks a Kubernetes node needs",
+	    .usage = "ssebench k8s node-files DIR",
+	    .help = "Write, for the Kubernetes backend, what each node must hold before it can host\n"
+		    "a scored run (docs/kubernetes.md, \"Node requirements for scored runs\"):\n"
+		    "\n"
+		    "  DIR/seccomp.json  the run's seccomp profile, in Docker's format (install it\n"
+		    "                    as the kubelet's <root-dir>/seccomp/ssebench.json)\n"
+		    "  DIR/masks.json    a JSON array of the absolute paths a run masks on THIS\n"
+		    "                    node: the activity-counter directories that exist, and\n"
+		    "                    the counter files that exist as regular files (for the\n"
+		    "                    runtime handler's runc wrapper, scripts/k8s-up)\n"
+		    "\n"
+		    "DIR is made if missing; each file is replaced atomically, mode 0644. Run it\n"
+		    "on the node itself: the masks are what that node's kernel shows.\n"
+		    "\n"
+		    "Exit status: 0; 1 DIR cannot be made or written; 2 a bad flag or operand.\n",
+	    .run = cmd_k8s_node_files,
+	},
+	{ .name = NULL },
+};
+
 static const struct cli_command images_commands[] = {
 	{
 	    .name = "base",
@@ -495,6 +519,12 @@ static const struct cli_command top_commands[] = {
 	    .summary = "look at the tasks of a dataset",
 	    .usage = "ssebench tasks <command> [<args>]",
 	    .sub = tasks_commands,
+	},
+	{
+	    .name = "k8s",
+	    .summary = "prepare Kubernetes nodes for the Kubernetes backend",
+	    .usage = "ssebench k8s <command> [<args>]",
+	    .sub = k8s_commands,
 	},
 	{ .name = NULL },
 };

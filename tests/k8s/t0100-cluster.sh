@@ -12,6 +12,11 @@
 #   - deploy/k8s/rbac.yaml applies, and the runner's ServiceAccount token can create a Job,
 #     a Secret and a NetworkPolicy in its namespace, read its pod's logs and exec into it,
 #     but cannot list nodes, list Secrets, touch another namespace or grant itself roles;
+#   - what k8s-up installs on the node for scored runs (tests/k8s/node-checks.sh): the
+#     RuntimeClass ssebench masks the activity counters (and a pass-through wrapper, the
+#     mutation, shows the check would see it did not; no masks.json, no pod), the Localhost
+#     seccomp profile allows `unshare -U` where RuntimeDefault refuses it, and k8s-up's
+#     runner.kubeconfig can create a Job in ssebench and cannot list nodes;
 #   - k8s-down leaves no process, mount or network interface of the cluster, and the
 #     host's iptables rules and the sysctls the kubelet cares about are what they were.
 #
@@ -45,6 +50,11 @@ fi
 
 eval "$("$K8S_UP" --env)" || bail "k8s-up --env failed"
 STATE=${SSEBENCH_K8S_STATE:-/var/lib/ssebench/k8s}
+# k8s-up runs `ssebench k8s node-files`: the build's binary (a VPATH build has none in the
+# source tree).
+export SSEBENCH_BIN=${SSEBENCH_BIN:-$SSEBENCH}
+# shellcheck source=node-checks.sh disable=SC1091
+. "$_here/node-checks.sh"
 
 sb_cleanup_hook() {
 	if [ "$UP" = 1 ]; then
@@ -72,8 +82,9 @@ host_snapshot() {
 	} >"$1"
 }
 
+# k ARGS...: kubectl as cluster-admin (KUBECONFIG of --env is the runner's).
 k() {
-	"$KUBECTL" --kubeconfig "$KUBECONFIG" --request-timeout=30s "$@"
+	"$KUBECTL" --kubeconfig "$SSEBENCH_K8S_ADMIN_KUBECONFIG" --request-timeout=30s "$@"
 }
 
 # runner ARGS...: kubectl with the runner's ServiceAccount token only.
@@ -135,7 +146,7 @@ if [ "$rc" != 0 ]; then
 	skip_all "scripts/k8s-up could not bring the cluster up (exit $rc)"
 fi
 UP=1
-plan 28
+plan 37
 ok 0 "k8s-up brings the cluster up ($(($(date +%s) - t0)) s)"
 diag "$(grep -E 'cache: (built|building)|ready' "$SB_TMP/up.log")"
 
@@ -304,12 +315,17 @@ is "$(k auth can-i list nodes --as="$RUNNER_SA" 2>/dev/null)" no \
 is "$(k auth can-i list secrets -n kube-system --as="$RUNNER_SA" 2>/dev/null)" no \
 	"kubectl auth can-i list secrets -n kube-system --as=$RUNNER_SA: no"
 
+# ---------------------------------------------------------------------------------------
+# 26-34. the node's part of a scored run (tests/k8s/node-checks.sh)
+
+node_checks "$NS" "$TEST_IMAGE"
+
 # The pod's host-side network interface, to look for after k8s-down.
 VETHS=$(ip -o link show master sse-k8s0 2>/dev/null | awk -F': ' '{ print $2 }' | sed 's/@.*//' | paste -sd' ' -)
 diag "pod interfaces on sse-k8s0: ${VETHS:-none}"
 
 # ---------------------------------------------------------------------------------------
-# 26-28. down, and nothing left
+# 35-37. down, and nothing left
 
 t0=$(date +%s)
 "$K8S_DOWN" >"$SB_TMP/down.log" 2>&1
