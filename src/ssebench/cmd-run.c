@@ -1042,11 +1042,10 @@ struct run {
 	enum sb_iso_outcome outcome;
 	bool scored;
 	/* The Kubernetes backend (docs/kubernetes.md, "The backend"): its settings, the
-	 * objects' name and run label, the pod, the collected tar, whether the objects were
-	 * made. */
+	 * objects' name, the pod, the collected tar, whether the objects were made. */
 	bool k8s, k8s_made;
 	struct kube kube;
-	char *k8s_name, *k8s_label, *pod, *collected;
+	char *k8s_name, *pod, *collected;
 };
 
 /* A phase's error: said, and the run stops. */
@@ -1323,7 +1322,6 @@ k8s_prepare(struct run *r)
 
 	r->rx.agent_freezer = "signals";
 	r->k8s_name = k8s_run_name(o->run_id);
-	r->k8s_label = k8s_label(o->run_id);
 	r->rx.net = sb_xstrdup(r->k8s_name);
 	if (strcmp(o->egress, "open") == 0)
 		return 0;
@@ -1748,6 +1746,7 @@ k8s_start(struct run *r)
 
 	ks.namespace = r->kube.namespace;
 	ks.seccomp_localhost = cli_setting("SSEBENCH_K8S_SECCOMP", NULL);
+	ks.cpu_request = cli_setting("SSEBENCH_K8S_CPU_REQUEST", NULL);
 	k = k8s_describe(r, &kr, &secrets, &patch, &err);
 	if (k == 0)
 		k = k8s_run_manifests(&kr, &ks, &objs, &err);
@@ -1812,7 +1811,7 @@ k8s_wind_down(struct run *r)
 	}
 	r->archive_left = st.left;
 	if (!r->o->keep && r->k8s_made) {
-		if (kube_delete_run(&r->kube, r->k8s_label, &err) < 0) {
+		if (kube_delete_run(&r->kube, r->k8s_name, &err) < 0) {
 			sb_log(SB_LOG_WARN, "deleting Job %s: %s", r->k8s_name, sb_error_message(err));
 			sb_error_release(&err);
 		} else {
@@ -2135,8 +2134,8 @@ run_cleanup(struct run *r)
 {
 	char **owned[] = { &r->parent, &r->run_dir, &r->case_image, &r->task_image,
 		&r->agent_image, &r->log_path, &r->archive, &r->secrets_dir, &r->secrets, &r->ref,
-		&r->container, &r->task_container, &r->started_at, &r->k8s_name, &r->k8s_label,
-		&r->pod, &r->collected };
+		&r->container, &r->task_container, &r->started_at, &r->k8s_name, &r->pod,
+		&r->collected };
 	struct run_opts *o = r->o;
 
 	end_run_key(&r->px);
@@ -2145,7 +2144,7 @@ run_cleanup(struct run *r)
 	if (r->k8s_made && !o->keep) {
 		struct sb_error *err = NULL;
 
-		if (kube_delete_run(&r->kube, r->k8s_label, &err) < 0) {
+		if (kube_delete_run(&r->kube, r->k8s_name, &err) < 0) {
 			sb_log(SB_LOG_WARN, "deleting Job %s: %s; `ssebench runs remove %s "
 					    "--backend kubernetes` retries", r->k8s_name,
 			    sb_error_message(err), o->run_id);

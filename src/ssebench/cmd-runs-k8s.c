@@ -240,7 +240,7 @@ k8s_one(const struct cli_command *cmd, int argc, char **argv)
 		_cleanup_free_ char *label = k8s_label(argv[optind - 1]);
 		json_t *left = NULL;
 
-		if (kube_delete_run(&k, label, &err) < 0)
+		if (kube_delete_run(&k, job_name(job), &err) < 0)
 			rc = cli_fail("%s", sb_error_message(err));
 		else if (kube_jobs(&k, label, &left, &err) < 0 || json_array_size(left) > 0)
 			rc = cli_fail("the run '%s' still exists after removal",

@@ -453,14 +453,20 @@ cpu_quantity(const char *cpus)
 			     : json_sprintf("%llum", (unsigned long long)m);
 }
 
-/* limits == requests: the run gets what it would get from Docker, and no more. */
+/*
+ * limits: the run gets what it would get from Docker, and no more. requests == limits,
+ * but for the CPUs when the settings ask for fewer (k8s.h, cpu_request).
+ */
 static json_t *
-resources(const struct k8s_run *run)
+resources(const struct k8s_run *run, const struct k8s_settings *st)
 {
 	json_t *lim = json_pack("{s:o, s:s, s:o}", "cpu", cpu_quantity(run->cpus), "memory",
 	    run->memory, "ephemeral-storage", quantity_u64(run->agent_disk + run->harness_disk));
+	json_t *req = json_deep_copy(lim);
 
-	return json_pack("{s:o, s:O}", "limits", lim, "requests", lim);
+	if (st->cpu_request != NULL)
+		set(req, "cpu", cpu_quantity(st->cpu_request));
+	return json_pack("{s:o, s:o}", "limits", lim, "requests", req);
 }
 
 /* The container's security context (see run_caps, prepare_caps). */
@@ -530,7 +536,7 @@ run_env(const struct k8s_run *run)
  * chmod (Debian's coreutils, in every image built here).
  */
 static json_t *
-prepare_container(const struct k8s_run *run, size_t i)
+prepare_container(const struct k8s_run *run, const struct k8s_settings *st, size_t i)
 {
 	const char *path = volume_mount_path(i, run);
 	_cleanup_free_ char *from = sb_xasprintf("%s/.", path);
@@ -544,7 +550,7 @@ prepare_container(const struct k8s_run *run, size_t i)
 	else
 		cmd = json_pack("[s, s, s]", "/bin/chmod", volumes[i].mode, PREPARE_MOUNT);
 	set(c, "command", cmd);
-	set(c, "resources", resources(run));
+	set(c, "resources", resources(run, st));
 	set(c, "securityContext", container_security(prepare_caps));
 	set(c, "volumeMounts", json_pack("[o]", mount(volumes[i].name, PREPARE_MOUNT, NULL,
 					      false)));
@@ -564,13 +570,14 @@ collect_container(const struct k8s_run *run)
 	static const char *const caps[] = { "DAC_READ_SEARCH", NULL };
 	json_t *c = json_object();
 	json_t *lim = json_pack("{s:s, s:s}", "cpu", "100m", "memory", "64Mi");
+	json_t *req = json_pack("{s:s, s:s}", "cpu", "10m", "memory", "32Mi");
 
 	set(c, "name", jstr("collect"));
 	set(c, "image", jstr(run->image));
 	set(c, "imagePullPolicy", jstr("IfNotPresent"));
 	/* The pod's deadline ends it if no one collects. */
 	set(c, "command", json_pack("[s, s]", "/bin/sleep", "infinity"));
-	set(c, "resources", json_pack("{s:o, s:O}", "limits", lim, "requests", lim));
+	set(c, "resources", json_pack("{s:o, s:o}", "limits", lim, "requests", req));
 	set(c, "securityContext", container_security(caps));
 	set(c, "volumeMounts", json_pack("[o, o]",
 	    mount("results", K8S_COLLECT_ROOT "/results", NULL, true),
@@ -632,6 +639,13 @@ pod_spec(const struct k8s_run *run, const struct k8s_settings *st, const char *s
 	    0, "hostPID", 0, "hostIPC", 0, "shareProcessNamespace", 0, "hostname", "sandbox");
 	json_t *init = json_array(), *c = json_object();
 
+	/*
+	 * The backend deletes the Job once it has collected the results, while the collect
+	 * container still sleeps: as a pid 1 without a handler it ignores SIGTERM, and the
+	 * default 30 s would be spent waiting on it. `runs stop --grace` gives the sandbox a
+	 * grace of its own.
+	 */
+	set(spec, "terminationGracePeriodSeconds", json_integer(K8S_GRACE_S));
 	if (run->runtime_class != NULL)
 		set(spec, "runtimeClassName", jstr(run->runtime_class));
 	set(spec, "securityContext", pod_security(st));
@@ -640,13 +654,13 @@ pod_spec(const struct k8s_run *run, const struct k8s_settings *st, const char *s
 		set(spec, "dnsConfig", json_pack("{s:[{s:s, s:s}, {s:s, s:s}]}", "options", "name",
 		    "timeout", "value", "1", "name", "attempts", "value", "1"));
 	for (size_t i = 0; i < SB_ARRAY_SIZE(volumes); i++)
-		push(init, prepare_container(run, i));
+		push(init, prepare_container(run, st, i));
 	set(spec, "initContainers", init);
 	set(c, "name", jstr("sandbox"));
 	set(c, "image", jstr(run->image));
 	set(c, "imagePullPolicy", jstr("IfNotPresent"));
 	set(c, "env", run_env(run));
-	set(c, "resources", resources(run));
+	set(c, "resources", resources(run, st));
 	set(c, "securityContext", container_security(run_caps));
 	set(c, "volumeMounts", run_mounts(run));
 	set(spec, "containers", json_pack("[o, o]", c, collect_container(run)));
@@ -711,6 +725,10 @@ check_run(const struct k8s_run *run, const struct k8s_settings *st, struct sb_er
 		return sb_error_set(err, EINVAL, "k8s: the source path is not absolute and plain");
 	if (run->runtime_class != NULL && !k8s_dns_label_valid(run->runtime_class))
 		return sb_error_set(err, EINVAL, "k8s: the runtime class is not a DNS label");
+	if (st->cpu_request != NULL &&
+	    (cpu_millis(st->cpu_request) == 0 || cpu_millis(st->cpu_request) > cpu_millis(run->cpus)))
+		return sb_error_set(err, EINVAL, "k8s: the CPU request is not a number above 0 and "
+						 "at most the run's CPUs");
 	if (cpu_millis(run->cpus) == 0 || !decimal_valid(run->memory) ||
 	    strchr(run->memory, '.') != NULL || run->timeout == 0 || run->timeout > INT32_MAX ||
 	    run->agent_disk == 0 || run->harness_disk == 0)
@@ -762,7 +780,7 @@ k8s_run_manifests(const struct k8s_run *run, const struct k8s_settings *st, json
 	if (check_run(run, st, err) < 0 || (run->uses_model && check_proxy(st, err) < 0))
 		return -1;
 	name = k8s_run_name(run->run_id);
-	secret_name = sb_xasprintf("%s-secrets", name);
+	secret_name = sb_xasprintf("%s" K8S_SECRET_SUFFIX, name);
 	list = json_pack("{s:s, s:s, s:[o, o, o]}", "apiVersion", "v1", "kind", "List", "items",
 	    network_policy(run, st, name), secret(run, st, secret_name),
 	    job(run, st, name, secret_name));

@@ -16,6 +16,8 @@
 
 /* Added to the pod's deadline beyond the agent's and the evaluator's budgets (k8s.c). */
 #define K8S_DEADLINE_SLACK_S 600
+/* The pod's grace between SIGTERM and SIGKILL when it is deleted (k8s.c:pod_spec). */
+#define K8S_GRACE_S 5
 /*
  * How long a finished Job (and its pod, for `runs logs`) stays before Kubernetes removes it.
  * A 1.20 API server drops the field unless its TTLAfterFinished feature gate is on (alpha
@@ -31,6 +33,12 @@ struct k8s_settings {
 	/* A seccomp profile on the node, relative to the kubelet's seccomp directory (type
 	 * Localhost), or NULL for the runtime's default (k8s.c, job_pod_security). */
 	const char *seccomp_localhost;
+	/*
+	 * The CPUs the run container and its init containers request (a decimal number, at
+	 * most the run's CPUs), or NULL for the run's CPUs: limits == requests, a Guaranteed
+	 * pod. Lower lets a node with as many cores as a run's limit schedule it at all.
+	 */
+	const char *cpu_request;
 };
 
 #define K8S_SETTINGS_INIT { .proxy_pods = SB_ARGV_INIT }
@@ -63,6 +71,8 @@ struct k8s_run {
 
 /* The label every object of a run carries, its value the run id (or its hash: k8s_label). */
 #define K8S_LABEL_RUN "ssebench.run"
+/* The Secret of a run is called its name (k8s_run_name) and this. */
+#define K8S_SECRET_SUFFIX "-secrets"
 /* Where the collect container sees the results and the archive (read-only). */
 #define K8S_COLLECT_ROOT "/collect"
 

@@ -230,11 +230,19 @@ kube_pod_get(const struct kube *k, const char *job, struct kube_pod *p, struct s
 	p->name = sb_xstrdup(json_string_value(json_object_get(json_object_get(pod, "metadata"),
 	    "name")) ?: "");
 	p->phase = sb_xstrdup(json_string_value(json_object_get(st, "phase")) ?: "Unknown");
+	/* An init container's reason counts while it waits or when it failed, not the
+	 * "Completed" of one that did its work. */
 	json_array_foreach (json_object_get(st, "initContainerStatuses"), i, c) {
+		_cleanup_free_ char *why = NULL;
 		int code = 0;
+		enum kube_ctr s = ctr_state(c, &code, &why);
 
-		if (ctr_state(c, &code, &p->reason) == KUBE_CTR_DONE && code != 0)
+		if (s == KUBE_CTR_DONE && code != 0)
 			p->init_failed = true;
+		if ((s == KUBE_CTR_WAITING || p->init_failed) && p->reason == NULL) {
+			p->reason = why;
+			why = NULL;
+		}
 	}
 	json_array_foreach (json_object_get(st, "containerStatuses"), i, c) {
 		const char *n = json_string_value(json_object_get(c, "name"));
@@ -310,13 +318,15 @@ kube_logs_to(const struct kube *k, const char *pod, const char *container, const
 }
 
 int
-kube_delete_run(const struct kube *k, const char *label, struct sb_error **err)
+kube_delete_run(const struct kube *k, const char *name, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 
-	sb_argv_pushl(&a, "delete", "jobs,networkpolicies,secrets", "--ignore-not-found",
-	    "--wait=true", "--cascade=foreground", "-l", NULL);
-	sb_argv_pushf(&a, "%s=%s", K8S_LABEL_RUN, label);
+	sb_argv_pushl(&a, "delete", "--ignore-not-found", "--wait=true", "--cascade=foreground",
+	    NULL);
+	sb_argv_pushf(&a, "job/%s", name);
+	sb_argv_pushf(&a, "networkpolicy/%s", name);
+	sb_argv_pushf(&a, "secret/%s" K8S_SECRET_SUFFIX, name);
 	return kube_run(k, &a, NULL, 0, 0, NULL, err) == 0 ? 0 : -1;
 }
 

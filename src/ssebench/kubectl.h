@@ -74,10 +74,12 @@ int kube_logs_to(const struct kube *k, const char *pod, const char *container,
     const char *path, uint64_t max_bytes, struct sb_error **err);
 
 /*
- * Delete the Job (and its pod: foreground cascade), NetworkPolicy and Secret labelled
- * ssebench.run=label, waiting until they are gone. Nothing there is not an error.
+ * Delete the Job (and its pod: foreground cascade), NetworkPolicy and Secret of the run
+ * whose objects are called name (k8s_run_name), waiting until they are gone. By name, not
+ * by label: the runner may not list Secrets (deploy/k8s/rbac.yaml). Nothing there is not
+ * an error.
  */
-int kube_delete_run(const struct kube *k, const char *label, struct sb_error **err);
+int kube_delete_run(const struct kube *k, const char *name, struct sb_error **err);
 
 /* Delete the pod of Job name (the Job stays, failed), waiting at most grace seconds. */
 int kube_stop_job(const struct kube *k, const char *job, uint64_t grace, struct sb_error **err);

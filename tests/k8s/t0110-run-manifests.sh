@@ -9,7 +9,8 @@
 #     ttlSecondsAfterFinished, dropped by a 1.20 server whose TTLAfterFinished feature is
 #     off, its default);
 #   - the reference run, with busybox for the agent image (the init containers' cp and
-#     chmod are busybox's) and a shell that reports instead of the entrypoint, completes,
+#     chmod are busybox's), a shell that reports instead of the entrypoint and a collect
+#     container that ends at once (the backend deletes the Job instead), completes,
 #     and inside its pod: the secrets file and the patch are regular files (not the links
 #     of a Secret volume), root's, 0400 and 0444; every volume has the mode the Docker
 #     backend's directory has; the capability sets are exactly CHOWN, DAC_OVERRIDE, FOWNER,
@@ -40,7 +41,7 @@ eval "$("$K8S_UP" --env)" || bail "k8s-up --env failed"
 set +a
 
 k() {
-	"$KUBECTL" --kubeconfig "$KUBECONFIG" --request-timeout=30s "$@"
+	"$KUBECTL" --kubeconfig "$SSEBENCH_K8S_ADMIN_KUBECONFIG" --request-timeout=30s "$@"
 }
 
 sb_cleanup_hook() {
@@ -118,14 +119,15 @@ jq --arg img "$SSEBENCH_K8S_BUSYBOX_IMAGE" --arg report "$report" '
 					memory: "64Mi", "ephemeral-storage": "256Mi"}})
 			| .initContainers |= map(if .command[0] == "/bin/cp" then .command[3] = "/etc/."
 				else . end)
-			| .containers[0].command = ["/bin/sh", "-c", $report]) end)' \
+			| .containers[0].command = ["/bin/sh", "-c", $report]
+			| .containers[1].command = ["/bin/true"]) end)' \
 	"$SB_TMP/reference.json" >"$SB_TMP/live.json"
 job=$(jq -r '.items[] | select(.kind == "Job") | .metadata.name' "$SB_TMP/live.json")
 k create -f "$SB_TMP/live.json" >/dev/null
 ok $? "the reference run's objects are created"
 k -n "$NS" wait --for=condition=complete "job/$job" --timeout=120s >/dev/null 2>&1
 rc=$?
-ok $rc "its Job completes (nine init containers, then the container)"
+ok $rc "its Job completes (nine init containers, then the two containers)"
 [ $rc = 0 ] || diag "$(k -n "$NS" describe "job/$job" | tail -15)"
 k -n "$NS" logs "job/$job" -c sandbox --tail=-1 >"$SB_TMP/report" 2>&1
 diag "$(cat "$SB_TMP/report")"

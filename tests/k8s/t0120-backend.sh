@@ -1,0 +1,186 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# tests/k8s/t0120-backend.sh: `ssebench run --backend kubernetes` and `runs ... --backend
+# kubernetes` on the local cluster (scripts/k8s-up), with the settings `k8s-up --env` gives
+# (the runner's RBAC-limited kubeconfig, the seccomp profile, the counter-masking runtime
+# class, the node's address for the in-pod network check):
+#
+#   - on a pilot task with --egress open, the reference agent passes and the dummy fails,
+#     both scored (tier open): built, imported, run as a Job, graded in the pod, the results
+#     collected through the collect container and unpacked on the host;
+#   - a restricted run is not scored, naming network_internal and host_unreachable: this
+#     cluster stores NetworkPolicies but does not enforce them, and the pod's check probes
+#     whether the policy is in force, not whether it exists;
+#   - runs list, inspect and logs see a running run; runs stop ends it (its CLI then fails,
+#     with an error result, never a grade); runs remove deletes what a killed CLI left;
+#   - a job of 4 runs at --jobs 4 completes, every run graded and scored;
+#   - afterwards nothing of the runs is left in the namespace (Jobs, pods, NetworkPolicies,
+#     Secrets).
+#
+# Needs root, Docker and the cluster's cache (a cold `k8s-up` builds it: ~9 minutes). Starts
+# the cluster if it is down and stops it again. Skips without them, unless
+# SSEBENCH_REQUIRE_DOCKER=1 (CI) or SSEBENCH_REQUIRE_K8S=1.
+
+_here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib.sh disable=SC1091
+. "$_here/../lib.sh"
+# shellcheck source=../e2e/lib-e2e.sh disable=SC1091
+. "$_here/../e2e/lib-e2e.sh"
+
+K8S_UP=$SB_SRCDIR/scripts/k8s-up
+K8S_DOWN=$SB_SRCDIR/scripts/k8s-down
+SSEBENCH=${SB_BUILDDIR:-$SB_SRCDIR}/ssebench
+PILOT=$SB_SRCDIR/datasets/pilot
+TASK=cjson-CVE-2023-53154
+WAS_UP=1
+UP=0
+
+e2e_require
+[ -x "$SSEBENCH" ] || bail "no $SSEBENCH"
+command -v jq >/dev/null 2>&1 || skip_all "needs jq"
+"$K8S_UP" --env >/dev/null 2>&1 || skip_all "scripts/k8s-up --env failed"
+set -a
+eval "$("$K8S_UP" --env)"
+set +a
+export SSEBENCH_BACKEND=kubernetes
+
+k() {
+	"$KUBECTL" --kubeconfig "$SSEBENCH_K8S_ADMIN_KUBECONFIG" --request-timeout=30s -n "$SSEBENCH_K8S_NAMESPACE" "$@"
+}
+
+sb_cleanup_hook() {
+	if [ "$UP" = 1 ]; then
+		k delete jobs,networkpolicies,secrets -l ssebench.run --wait=true >/dev/null 2>&1
+		[ "$WAS_UP" = 1 ] || "$K8S_DOWN" >"$SB_TMP/down.log" 2>&1 || diag "k8s-down failed"
+	fi
+	return 0
+}
+
+k get --raw /readyz >/dev/null 2>&1 || WAS_UP=0
+if ! SSEBENCH_BIN=$SSEBENCH "$K8S_UP" >"$SB_TMP/up.log" 2>&1; then
+	diag "$(tail -n 20 "$SB_TMP/up.log")"
+	[ "$WAS_UP" = 1 ] || "$K8S_DOWN" >/dev/null 2>&1
+	[ "${SSEBENCH_REQUIRE_K8S:-0}" = 1 ] && bail "scripts/k8s-up failed"
+	skip_all "scripts/k8s-up could not bring the cluster up"
+fi
+UP=1
+# k8s-up --env again: the bridge's address exists only once the cluster is up.
+set -a
+eval "$("$K8S_UP" --env)"
+set +a
+[ -n "${SSEBENCH_K8S_HOST:-}" ] || diag "no SSEBENCH_K8S_HOST: the bridge has no address"
+plan 31
+
+# run_k RESULT_VAR ARGS...: `ssebench run --json ARGS...`; the run's directory in RESULT_VAR_dir.
+run_k() {
+	local v=$1
+	shift
+	run_cmd "$v" "$SSEBENCH" run --json "$@"
+	eval "${v}_dir=\$(printf '%s\n' \"\$${v}_out\" | jq -r '.results_dir // empty' 2>/dev/null)"
+}
+
+# --- the reference passes and the dummy fails, scored, with open egress ---------------------
+run_k ref --local "$PILOT" --task "$TASK" --agent reference --egress open --timeout 900
+is "$ref_rc" 0 "reference, open egress: graded (exit 0)"
+[ "$ref_rc" = 0 ] || diag "$(printf '%s\n' "$ref_err" | tail -n 25)"
+is "$(field "$ref_dir/result.json" 'd["patch_result"]["status"]')" passed "reference: passed"
+is "$(field "$ref_dir/summary.json" '(d["scored"], d["isolation"]["tier"])')" "(True, 'open')" \
+	"reference: scored, tier open"
+ok "$([ -f "$ref_dir/pod.log" ] && [ -f "$ref_dir/isolation.json" ] && [ -d "$ref_dir/archive" ]; echo $?)" \
+	"reference: the pod's output, isolation.json and the archive came home"
+like "$ref_err" "collected [0-9]+ files" "reference: the results were collected from the pod"
+like "$(field "$ref_dir/result.json" 'd["isolation"]["phases"]["before_agent"]["runner_sandbox"]["status"]')" \
+	"^held$" "reference: the runner's sandbox (seccomp profile, counter masks) held in the pod"
+
+run_k dum --local "$PILOT" --task "$TASK" --agent dummy --egress open --timeout 900
+is "$dum_rc" 0 "dummy, open egress: graded (exit 0)"
+[ "$dum_rc" = 0 ] || diag "$(printf '%s\n' "$dum_err" | tail -n 25)"
+is "$(field "$dum_dir/result.json" 'd["patch_result"]["status"]')" failed "dummy: failed"
+is "$(field "$dum_dir/summary.json" 'd["scored"]')" True "dummy: scored"
+
+# --- a restricted run: the policy is stored, not enforced, and the pod's check says so -------
+run_k res --local "$PILOT" --task "$TASK" --agent reference --timeout 900
+is "$res_rc" 1 "reference, restricted egress: exit 1 (not scored)"
+like "$res_err" "NOT SCORED" "restricted: NOT SCORED is said"
+is "$(field "$res_dir/isolation.json" 'd["outcome"]')" unscored "restricted: isolation.json: unscored"
+like "$(field "$res_dir/isolation.json" '" ".join(d["failed"])')" \
+	"network_internal.*host_unreachable|host_unreachable.*network_internal" \
+	"restricted: it names network_internal and host_unreachable"
+like "$(field "$res_dir/isolation.json" 'd["phases"]["before_agent"]["host_unreachable"]["detail"]')" \
+	"answered|accepted" "restricted: the node's address answered a pod the policy forbids it"
+is "$(field "$res_dir/summary.json" 'd["scored"]')" False "restricted: summary: not scored"
+
+# --- runs list, inspect, logs, stop, remove ----------------------------------------------------
+R1=k8s-stop-$$
+"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --egress open \
+	--run-id "$R1" --timeout 900 >"$SB_TMP/r1.out" 2>&1 &
+r1_pid=$!
+state=
+for _ in $(seq 150); do
+	state=$("$SSEBENCH" runs list --json 2>/dev/null | jq -r --arg id "$R1" \
+		'.runs[] | select(.run_id == $id) | .state')
+	[ "$state" = running ] && grep -q "Running" "$SB_TMP/r1.out" && break
+	sleep 2
+done
+is "$state" running "runs list --json: the run's Job is running"
+run_cmd ins "$SSEBENCH" runs inspect --json "$R1"
+is "$(printf '%s\n' "$ins_out" | jq -r '.run_id, .task, .egress' | paste -sd' ')" \
+	"$R1 $SMALL open" "runs inspect --json: the run, from its Job's annotations"
+sleep 3
+run_cmd lg "$SSEBENCH" runs logs "$R1"
+like "$lg_out" "entrypoint: " "runs logs: the sandbox container's output"
+run_cmd st "$SSEBENCH" runs stop --grace 2 "$R1"
+is "$st_rc" 0 "runs stop: exit 0"
+wait "$r1_pid"
+r1_rc=$?
+ok "$([ "$r1_rc" != 0 ]; echo $?)" "the stopped run's CLI exits non-zero ($r1_rc), never a grade"
+ok "$([ ! -f "$SSEBENCH_RESULTS/$SMALL/none/dummy/$R1/result.json" ] ||
+	[ "$(field "$SSEBENCH_RESULTS/$SMALL/none/dummy/$R1/result.json" 'd["patch_result"]["status"]')" = error ]
+	echo $?)" "the stopped run has no grade"
+run_cmd gone "$SSEBENCH" runs inspect "$R1"
+is "$gone_rc" 3 "the stopped run's CLI deleted its objects (runs inspect: exit 3)"
+
+R2=k8s-kill-$$
+"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --egress open \
+	--run-id "$R2" --timeout 900 >"$SB_TMP/r2.out" 2>&1 &
+r2_pid=$!
+for _ in $(seq 150); do
+	grep -q "creating Job" "$SB_TMP/r2.out" && break
+	sleep 1
+done
+sleep 2
+kill -9 "$r2_pid"
+wait "$r2_pid" 2>/dev/null
+run_cmd ls2 "$SSEBENCH" runs list
+like "$ls2_out" "^$R2 " "runs list: a run whose CLI was killed is still listed"
+run_cmd rm "$SSEBENCH" runs remove "$R2"
+is "$rm_rc" 0 "runs remove: exit 0"
+run_cmd gone "$SSEBENCH" runs inspect "$R2"
+is "$gone_rc" 3 "runs remove: the run is gone (runs inspect: exit 3)"
+is "$(k get jobs,pods,networkpolicies,secrets -l "ssebench.run=$R2" -o name 2>&1)" "" \
+	"runs remove: no Job, pod, NetworkPolicy or Secret of it is left"
+
+# --- a job of 4 runs, 4 at a time --------------------------------------------------------------
+SECONDS=0
+run_cmd job "$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --egress open \
+	--attempts 4 --jobs 4 --timeout 900
+took=$SECONDS
+is "$job_rc" 0 "a job of 4 runs at --jobs 4 exits 0 ($took s)"
+[ "$job_rc" = 0 ] || diag "$(printf '%s\n' "$job_err" | tail -n 30)"
+jdir=$(ls -d "$SSEBENCH_RESULTS"/jobs/job-* 2>/dev/null | head -1)
+is "$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1] + "/index.json"))
+print(" ".join(sorted(s["state"] + ":" + s["status"] for s in d["slots"])))' "$jdir" 2>&1)" \
+	"done:failed done:failed done:failed done:failed" "the job: 4 runs, each graded (dummy: failed)"
+n=0
+for d in $(python3 -c 'import json, sys; print(" ".join(s["dir"] for s in json.load(open(sys.argv[1]))["slots"]))' "$jdir/index.json" 2>/dev/null); do
+	[ "$(field "$d/summary.json" 'd["scored"]')" = True ] && n=$((n + 1))
+done
+is "$n" 4 "the job: every run scored"
+is "$(field "$jdir/job.json" 'd["options"]["backend"]')" kubernetes "job.json records the backend"
+
+# --- nothing left -------------------------------------------------------------------------------
+is "$(k get jobs,pods,networkpolicies -o name 2>&1)" "" "no Job, pod or NetworkPolicy is left in the namespace"
+is "$(k get secrets -o name 2>&1 | grep -c '^secret/sse-')" 0 "no run's Secret is left in the namespace"
+run_cmd ls "$SSEBENCH" runs list --json
+is "$(printf '%s\n' "$ls_out" | jq -r '.runs | length')" 0 "runs list --json: no run"
