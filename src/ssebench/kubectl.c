@@ -318,28 +318,64 @@ kube_logs_to(const struct kube *k, const char *pod, const char *container, const
 }
 
 int
-kube_delete_run(const struct kube *k, const char *name, struct sb_error **err)
+kube_delete_run_counted(const struct kube *k, const char *name, bool *ret_deleted,
+    struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *out = NULL;
 
 	sb_argv_pushl(&a, "delete", "--ignore-not-found", "--wait=true", "--cascade=foreground",
-	    NULL);
+	    "-o", "name", NULL);
 	sb_argv_pushf(&a, "job/%s", name);
 	sb_argv_pushf(&a, "networkpolicy/%s", name);
 	sb_argv_pushf(&a, "secret/%s" K8S_SECRET_SUFFIX, name);
-	return kube_run(k, &a, NULL, 0, 0, NULL, err) == 0 ? 0 : -1;
+	if (kube_run(k, &a, NULL, 0, 0, &out, err) != 0)
+		return -1;
+	/* One "kind/name" line per object deleted; nothing when there was none. */
+	*ret_deleted = out != NULL && out[0] != '\0';
+	return 0;
+}
+
+int
+kube_delete_run(const struct kube *k, const char *name, struct sb_error **err)
+{
+	bool unused;
+
+	return kube_delete_run_counted(k, name, &unused, err);
+}
+
+int
+kube_job_exists(const struct kube *k, const char *job, bool *ret, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *out = NULL;
+
+	sb_argv_pushl(&a, "get", "--ignore-not-found", "-o", "name", NULL);
+	sb_argv_pushf(&a, "job/%s", job);
+	if (kube_run(k, &a, NULL, 0, 0, &out, err) != 0)
+		return -1;
+	*ret = out != NULL && out[0] != '\0';
+	return 0;
 }
 
 int
 kube_stop_job(const struct kube *k, const char *job, uint64_t grace, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_argv_ struct sb_argv p = SB_ARGV_INIT;
 
-	sb_argv_pushl(&a, "delete", "pods", "--ignore-not-found", "--wait=true", NULL);
-	sb_argv_pushf(&a, "--grace-period=%llu", (unsigned long long)grace);
-	sb_argv_push(&a, "-l");
-	sb_argv_pushf(&a, "job-name=%s", job);
-	return kube_run(k, &a, NULL, 0, (grace + 60) * 1000, NULL, err) == 0 ? 0 : -1;
+	/* First the Job, without waiting: a Job being deleted starts no new pod. Then the
+	 * pod itself, with the grace asked for (a cascade would give it the pod's own). */
+	sb_argv_pushl(&a, "delete", "--ignore-not-found", "--wait=false", "--cascade=foreground",
+	    NULL);
+	sb_argv_pushf(&a, "job/%s", job);
+	if (kube_run(k, &a, NULL, 0, 0, NULL, err) != 0)
+		return -1;
+	sb_argv_pushl(&p, "delete", "pods", "--ignore-not-found", "--wait=true", NULL);
+	sb_argv_pushf(&p, "--grace-period=%llu", (unsigned long long)grace);
+	sb_argv_push(&p, "-l");
+	sb_argv_pushf(&p, "job-name=%s", job);
+	return kube_run(k, &p, NULL, 0, (grace + 60) * 1000, NULL, err) == 0 ? 0 : -1;
 }
 
 int
