@@ -295,15 +295,19 @@ kube_to_file(const struct kube *k, const struct sb_argv *args, const char *path,
 }
 
 int
-kube_collect(const struct kube *k, const char *pod, const char *path, uint64_t max_bytes,
-    struct sb_error **err)
+kube_collect(const struct kube *k, const char *pod, const char *tree, const char *path,
+    uint64_t max_bytes, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 
 	/* GNU format: names past 100 bytes as long-name entries, which untar.c reads. The
-	 * volumes are mounted read-only in the collect container (k8s.c). */
+	 * volumes are mounted read-only in the collect container (k8s.c).
+	 * --hard-dereference: no table of hard links, whose names (thousands of 4 KiB paths
+	 * of empty files the agent linked twice, below where the hand-back looks) would run
+	 * tar out of the collect container's 64 MiB; links are left behind anyway. */
 	sb_argv_pushl(&a, "exec", pod, "-c", "collect", "--", "tar", "--format=gnu",
-	    "--one-file-system", "-C", K8S_COLLECT_ROOT, "-cf", "-", "results", "archive", NULL);
+	    "--one-file-system", "--hard-dereference", "-C", K8S_COLLECT_ROOT, "-cf", "-", tree,
+	    NULL);
 	return kube_to_file(k, &a, path, 0600, max_bytes, err);
 }
 
