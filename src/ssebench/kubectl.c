@@ -338,7 +338,19 @@ int
 kube_stop_job(const struct kube *k, const char *job, uint64_t grace, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_argv_ struct sb_argv p = SB_ARGV_INIT;
 
+	/*
+	 * The Job first: a pod deleted from an active Job is not a failed one, and the Job
+	 * controller makes a new pod at once (backoffLimit counts failures only), which would
+	 * run the agent again under the same id. A deadline already past fails the Job
+	 * (DeadlineExceeded) and no pod comes after.
+	 */
+	sb_argv_pushl(&p, "patch", NULL);
+	sb_argv_pushf(&p, "job/%s", job);
+	sb_argv_pushl(&p, "--type=merge", "-p", "{\"spec\":{\"activeDeadlineSeconds\":1}}", NULL);
+	if (kube_run(k, &p, NULL, 0, 0, NULL, err) != 0)
+		return -1;
 	sb_argv_pushl(&a, "delete", "pods", "--ignore-not-found", "--wait=true", NULL);
 	sb_argv_pushf(&a, "--grace-period=%llu", (unsigned long long)grace);
 	sb_argv_push(&a, "-l");
