@@ -1816,10 +1816,10 @@ k8s_wind_down(struct run *r)
 				sb_log(SB_LOG_WARN, "the collected %s: %s", roots[i].name,
 				    sb_error_message(err));
 			sb_error_release(&err);
-			progress("collected %s: %llu files (%llu bytes); %llu entries left behind "
-				 "(links, special files, second names, too deep or too many)",
-			    roots[i].name, (unsigned long long)st.files,
-			    (unsigned long long)st.bytes, (unsigned long long)st.left);
+			progress("collected %llu files (%llu bytes) of the %s; %llu entries left "
+				 "behind (links, special files, second names, too deep or too many)",
+			    (unsigned long long)st.files, (unsigned long long)st.bytes,
+			    roots[i].name, (unsigned long long)st.left);
 			left += st.left;
 		}
 		(void)unlink(r->collected[i]);
