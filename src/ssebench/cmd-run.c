@@ -1648,6 +1648,7 @@ k8s_wait(struct run *r, struct sb_error **err)
 	    sb_now_ms() + (2 * r->o->timeout + K8S_DEADLINE_SLACK_S + 120) * 1000;
 	_cleanup_free_ char *last = NULL;
 	unsigned failures = 0;
+	bool seen = false;
 
 	while (sb_sig_interrupted() == 0) {
 		struct kube_pod p;
@@ -1665,6 +1666,12 @@ k8s_wait(struct run *r, struct sb_error **err)
 			continue;
 		}
 		failures = 0;
+		/* A pod seen and now gone was deleted (runs stop, the Job's deadline): the Job
+		 * makes no other (runs stop fails it first), so there is nothing to wait for. */
+		if (p.name == NULL && seen)
+			return sb_error_set(err, EIO, "the pod of Job %s is gone (stopped, or past "
+			    "its deadline)", r->k8s_name);
+		seen = seen || p.name != NULL;
 		now = sb_xasprintf("%s%s%s", p.name != NULL ? p.phase : "no pod yet",
 		    p.reason != NULL ? ", " : "", p.reason != NULL ? p.reason : "");
 		if (last == NULL || strcmp(now, last) != 0)
