@@ -1648,7 +1648,7 @@ k8s_wait(struct run *r, struct sb_error **err)
 	    sb_now_ms() + (2 * r->o->timeout + K8S_DEADLINE_SLACK_S + 120) * 1000;
 	_cleanup_free_ char *last = NULL;
 	unsigned failures = 0;
-	bool seen = false;
+	bool seen = false, exists = true;
 
 	while (sb_sig_interrupted() == 0) {
 		struct kube_pod p;
@@ -1666,11 +1666,16 @@ k8s_wait(struct run *r, struct sb_error **err)
 			continue;
 		}
 		failures = 0;
-		/* A pod seen and now gone was deleted (runs stop, the Job's deadline): the Job
-		 * makes no other (runs stop fails it first), so there is nothing to wait for. */
-		if (p.name == NULL && seen)
-			return sb_error_set(err, EIO, "the pod of Job %s is gone (stopped, or past "
-			    "its deadline)", r->k8s_name);
+		/*
+		 * A pod that was there and is no more, or a Job that is gone (runs stop, an
+		 * eviction, a deletion by hand): nothing will end, or be collected.
+		 */
+		if (p.name == NULL && (seen || (kube_job_exists(&r->kube, r->k8s_name, &exists,
+						    NULL) == 0 && !exists))) {
+			kube_pod_release(&p);
+			return sb_error_set(err, ECANCELED, "the %s of Job %s is gone (deleted: "
+			    "ssebench runs stop?)", seen ? "pod" : "Job itself", r->k8s_name);
+		}
 		seen = seen || p.name != NULL;
 		now = sb_xasprintf("%s%s%s", p.name != NULL ? p.phase : "no pod yet",
 		    p.reason != NULL ? ", " : "", p.reason != NULL ? p.reason : "");
@@ -1833,7 +1838,7 @@ k8s_wind_down(struct run *r)
 	}
 	st.left = left;
 	r->archive_left = st.left;
-	if (!r->o->keep && r->k8s_made) {
+	if (r->k8s_made) {
 		if (kube_delete_run(&r->kube, r->k8s_name, &err) < 0) {
 			sb_log(SB_LOG_WARN, "deleting Job %s: %s", r->k8s_name, sb_error_message(err));
 			sb_error_release(&err);
@@ -2163,8 +2168,8 @@ run_cleanup(struct run *r)
 
 	end_run_key(&r->px);
 	proxy_release(&r->px);
-	/* Whatever made it into the cluster goes, unless kept (k8s_wind_down did it). */
-	if (r->k8s_made && !o->keep) {
+	/* Whatever made it into the cluster goes (after collection k8s_wind_down did it). */
+	if (r->k8s_made) {
 		struct sb_error *err = NULL;
 
 		if (kube_delete_run(&r->kube, r->k8s_name, &err) < 0) {
@@ -2304,6 +2309,11 @@ run_opts_check(const struct cli_command *cmd, struct run_opts *o, bool runtime_f
 	if (strcmp(o->backend, "kubernetes") == 0 && strcmp(o->mode, "sidecar") == 0)
 		return *ret_rc = cli_usage_error(cmd, "--backend kubernetes runs sandbox mode only "
 						      "(docs/kubernetes.md)");
+	/* A kept run's daemon serves on and its container never ends: on Kubernetes the
+	 * results are collected only once it has (k8s_wait). */
+	if (strcmp(o->backend, "kubernetes") == 0 && o->keep)
+		return *ret_rc = cli_usage_error(cmd, "--keep-container is not available with "
+						      "--backend kubernetes (docs/kubernetes.md)");
 	if (o->runtime != NULL && !runtime_name_valid(o->runtime))
 		return *ret_rc = cli_usage_error(cmd, "%s must be the name of a container runtime "
 						 "([A-Za-z0-9][A-Za-z0-9._-]*), such as runsc",

@@ -180,6 +180,34 @@ inherit(const struct kube *k, const struct sb_argv *a, bool with_stdin)
 }
 
 /*
+ * `runs remove`: the Job, NetworkPolicy and Secret of the run, by the name its id gives
+ * (k8s_run_name), whether or not its Job is still there (runs stop deletes it; a killed
+ * CLI leaves the other two). Exit 3 when none of them was there.
+ */
+static int
+k8s_remove(const struct kube *k, const char *id)
+{
+	_cleanup_free_ char *name = NULL;
+	struct sb_error *err = NULL;
+	bool deleted = false, exists = true;
+	int rc = 0;
+
+	if (!sb_run_id_valid(id))
+		return cli_fail("'%s' is not a run id", cli_safe(id));
+	name = k8s_run_name(id);
+	if (kube_delete_run_counted(k, name, &deleted, &err) < 0 ||
+	    kube_job_exists(k, name, &exists, &err) < 0)
+		rc = cli_fail("%s", sb_error_message(err));
+	else if (exists)
+		rc = cli_fail("the run '%s' still exists after removal", id);
+	else if (!deleted)
+		rc = (cli_fail("no run '%s' in namespace %s", id, k->namespace),
+		    SB_EXIT_RUN_NOT_FOUND);
+	sb_error_release(&err);
+	return rc;
+}
+
+/*
  * The single-run commands: options, then RUN_ID (and for exec, -- COMMAND...). Exec runs
  * in the sandbox container, argv only, as kubectl exec runs it.
  */
@@ -210,7 +238,11 @@ k8s_one(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error(cmd, "expected RUN_ID");
-	if ((rc = settings(&k)) != 0 || (rc = find_job(&k, argv[optind++], &job)) != 0)
+	if ((rc = settings(&k)) != 0)
+		return rc;
+	if (strcmp(verb, "remove") == 0)
+		return k8s_remove(&k, argv[optind]);
+	if ((rc = find_job(&k, argv[optind++], &job)) != 0)
 		return rc;
 	if (strcmp(verb, "inspect") == 0) {
 		json_t *row = job_row(job);
@@ -236,16 +268,6 @@ k8s_one(const struct cli_command *cmd, int argc, char **argv)
 	} else if (strcmp(verb, "stop") == 0) {
 		if (kube_stop_job(&k, job_name(job), grace, &err) < 0)
 			rc = cli_fail("%s", sb_error_message(err));
-	} else if (strcmp(verb, "remove") == 0) {
-		_cleanup_free_ char *label = k8s_label(argv[optind - 1]);
-		json_t *left = NULL;
-
-		if (kube_delete_run(&k, job_name(job), &err) < 0)
-			rc = cli_fail("%s", sb_error_message(err));
-		else if (kube_jobs(&k, label, &left, &err) < 0 || json_array_size(left) > 0)
-			rc = cli_fail("the run '%s' still exists after removal",
-			    argv[optind - 1]);
-		json_decref(left);
 	} else {
 		if (optind < argc && strcmp(argv[optind], "--") == 0)
 			optind++;

@@ -322,16 +322,44 @@ kube_logs_to(const struct kube *k, const char *pod, const char *container, const
 }
 
 int
-kube_delete_run(const struct kube *k, const char *name, struct sb_error **err)
+kube_delete_run_counted(const struct kube *k, const char *name, bool *ret_deleted,
+    struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *out = NULL;
 
 	sb_argv_pushl(&a, "delete", "--ignore-not-found", "--wait=true", "--cascade=foreground",
-	    NULL);
+	    "-o", "name", NULL);
 	sb_argv_pushf(&a, "job/%s", name);
 	sb_argv_pushf(&a, "networkpolicy/%s", name);
 	sb_argv_pushf(&a, "secret/%s" K8S_SECRET_SUFFIX, name);
-	return kube_run(k, &a, NULL, 0, 0, NULL, err) == 0 ? 0 : -1;
+	if (kube_run(k, &a, NULL, 0, 0, &out, err) != 0)
+		return -1;
+	/* One "kind/name" line per object deleted; nothing when there was none. */
+	*ret_deleted = out != NULL && out[0] != '\0';
+	return 0;
+}
+
+int
+kube_delete_run(const struct kube *k, const char *name, struct sb_error **err)
+{
+	bool unused;
+
+	return kube_delete_run_counted(k, name, &unused, err);
+}
+
+int
+kube_job_exists(const struct kube *k, const char *job, bool *ret, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *out = NULL;
+
+	sb_argv_pushl(&a, "get", "--ignore-not-found", "-o", "name", NULL);
+	sb_argv_pushf(&a, "job/%s", job);
+	if (kube_run(k, &a, NULL, 0, 0, &out, err) != 0)
+		return -1;
+	*ret = out != NULL && out[0] != '\0';
+	return 0;
 }
 
 int

@@ -83,8 +83,19 @@ int kube_logs_to(const struct kube *k, const char *pod, const char *container,
  */
 int kube_delete_run(const struct kube *k, const char *name, struct sb_error **err);
 
-/* Delete the pod of Job name (the Job stays, failed), waiting at most grace seconds. */
+/* The same, and *ret_deleted says whether anything was there to delete. */
+int kube_delete_run_counted(const struct kube *k, const char *name, bool *ret_deleted,
+    struct sb_error **err);
+
+/*
+ * Stop the run of Job name: the Job is deleted (so that no second pod replaces the first),
+ * then its pod, with grace seconds between SIGTERM and SIGKILL, waiting until it is gone.
+ * The NetworkPolicy and the Secret stay for the run's CLI (or `runs remove`) to delete.
+ */
 int kube_stop_job(const struct kube *k, const char *job, uint64_t grace, struct sb_error **err);
+
+/* Does the Job name exist (*ret)? */
+int kube_job_exists(const struct kube *k, const char *job, bool *ret, struct sb_error **err);
 
 /* The Jobs of the backend (label ssebench.run present, or =label), as `get -o json`
  * gives their list's items. */

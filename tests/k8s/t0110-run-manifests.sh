@@ -25,6 +25,7 @@
 _here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib.sh disable=SC1091
 . "$_here/../lib.sh"
+[ "${SSEBENCH_K8S_TESTS:-1}" != 0 ] || skip_all "SSEBENCH_K8S_TESTS=0"
 
 K8S_UP=$SB_SRCDIR/scripts/k8s-up
 K8S_DOWN=$SB_SRCDIR/scripts/k8s-down

@@ -11,8 +11,9 @@
 #   - a restricted run is not scored, naming network_internal and host_unreachable: this
 #     cluster stores NetworkPolicies but does not enforce them, and the pod's check probes
 #     whether the policy is in force, not whether it exists;
-#   - runs list, inspect and logs see a running run; runs stop ends it (its CLI then fails,
-#     with an error result, never a grade); runs remove deletes what a killed CLI left;
+#   - runs list, inspect and logs see a running run (the sleeper agent of tests/e2e/agents,
+#     in its agent phase); runs stop ends it (its CLI then fails, never with a grade, and
+#     deletes the rest); runs remove deletes what a CLI killed with SIGKILL left;
 #   - a job of 4 runs at --jobs 4 completes, every run graded and scored;
 #   - afterwards nothing of the runs is left in the namespace (Jobs, pods, NetworkPolicies,
 #     Secrets).
@@ -24,6 +25,7 @@
 _here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib.sh disable=SC1091
 . "$_here/../lib.sh"
+[ "${SSEBENCH_K8S_TESTS:-1}" != 0 ] || skip_all "SSEBENCH_K8S_TESTS=0"
 # shellcheck source=../e2e/lib-e2e.sh disable=SC1091
 . "$_here/../e2e/lib-e2e.sh"
 
@@ -69,7 +71,7 @@ set -a
 eval "$("$K8S_UP" --env)"
 set +a
 [ -n "${SSEBENCH_K8S_HOST:-}" ] || diag "no SSEBENCH_K8S_HOST: the bridge has no address"
-plan 31
+plan 34
 
 # run_k RESULT_VAR ARGS...: `ssebench run --json ARGS...`; the run's directory in RESULT_VAR_dir.
 run_k() {
@@ -112,7 +114,7 @@ is "$(field "$res_dir/summary.json" 'd["scored"]')" False "restricted: summary: 
 
 # --- runs list, inspect, logs, stop, remove ----------------------------------------------------
 R1=k8s-stop-$$
-"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --egress open \
+"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent sleeper --model none --egress open \
 	--run-id "$R1" --timeout 900 >"$SB_TMP/r1.out" 2>&1 &
 r1_pid=$!
 state=
@@ -133,12 +135,13 @@ run_cmd st "$SSEBENCH" runs stop --grace 2 "$R1"
 is "$st_rc" 0 "runs stop: exit 0"
 wait "$r1_pid"
 r1_rc=$?
-ok "$([ "$r1_rc" != 0 ]; echo $?)" "the stopped run's CLI exits non-zero ($r1_rc), never a grade"
-ok "$([ ! -f "$SSEBENCH_RESULTS/$SMALL/none/dummy/$R1/result.json" ] ||
-	[ "$(field "$SSEBENCH_RESULTS/$SMALL/none/dummy/$R1/result.json" 'd["patch_result"]["status"]')" = error ]
+ok "$([ "$r1_rc" != 0 ]; echo $?)" "the stopped run's CLI exits non-zero ($r1_rc)"
+like "$(cat "$SB_TMP/r1.out")" "Job .* is gone" "the stopped run's CLI says its pod is gone"
+ok "$([ ! -f "$SSEBENCH_RESULTS/$SMALL/none/sleeper/$R1/result.json" ] ||
+	[ "$(field "$SSEBENCH_RESULTS/$SMALL/none/sleeper/$R1/result.json" 'd["patch_result"]["status"]')" = error ]
 	echo $?)" "the stopped run has no grade"
-run_cmd gone "$SSEBENCH" runs inspect "$R1"
-is "$gone_rc" 3 "the stopped run's CLI deleted its objects (runs inspect: exit 3)"
+run_cmd gone "$SSEBENCH" runs remove "$R1"
+is "$gone_rc" 3 "the stopped run's CLI deleted its objects (runs remove: exit 3, nothing there)"
 
 R2=k8s-kill-$$
 "$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent dummy --egress open \

@@ -132,6 +132,25 @@ START_TEST(test_properties)
 		ck_assert(json_is_false(json_object_get(sc, "allowPrivilegeEscalation")));
 		ck_assert(json_is_true(json_object_get(sc, "readOnlyRootFilesystem")));
 	}
+	/*
+	 * The collect container reads the results and the archive and can write nothing:
+	 * both mounts read-only, no other mount, DAC_READ_SEARCH its only capability.
+	 */
+	c = json_array_get(json_object_get(p, "containers"), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "name")), "collect");
+	ck_assert_int_eq(json_array_size(json_object_get(p, "containers")), 2);
+	ck_assert_int_eq(json_array_size(json_object_get(c, "volumeMounts")), 2);
+	json_array_foreach (json_object_get(c, "volumeMounts"), i, v)
+		ck_assert(json_is_true(json_object_get(v, "readOnly")));
+	sc = json_object_get(c, "securityContext");
+	ck_assert(json_is_false(json_object_get(sc, "allowPrivilegeEscalation")));
+	ck_assert(json_is_true(json_object_get(sc, "readOnlyRootFilesystem")));
+	caps = json_object_get(sc, "capabilities");
+	ck_assert_int_eq(json_array_size(json_object_get(caps, "add")), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(caps, "add"), 0)),
+	    "DAC_READ_SEARCH");
+	ck_assert_int_eq(json_integer_value(json_object_get(p, "terminationGracePeriodSeconds")),
+	    K8S_GRACE_S);
 	/* No ingress at all; egress open to 0.0.0.0/0 only when the run's egress is open. */
 	np = json_object_get(item(list, "NetworkPolicy"), "spec");
 	ck_assert_int_eq(json_array_size(json_object_get(np, "ingress")), 0);
