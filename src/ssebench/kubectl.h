@@ -88,9 +88,10 @@ int kube_delete_run_counted(const struct kube *k, const char *name, bool *ret_de
     struct sb_error **err);
 
 /*
- * Stop the run of Job name: the Job is deleted (so that no second pod replaces the first),
- * then its pod, with grace seconds between SIGTERM and SIGKILL, waiting until it is gone.
- * The NetworkPolicy and the Secret stay for the run's CLI (or `runs remove`) to delete.
+ * Stop the run of Job name: the Job is failed first (its deadline set in the past, so that
+ * no second pod replaces the first), then its pod is deleted, with grace seconds between
+ * SIGTERM and SIGKILL, waiting until it is gone. The Job (failed: DeadlineExceeded), the
+ * NetworkPolicy and the Secret stay for the run's CLI (or `runs remove`) to delete.
  */
 int kube_stop_job(const struct kube *k, const char *job, uint64_t grace, struct sb_error **err);
 
