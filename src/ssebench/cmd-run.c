@@ -1045,7 +1045,7 @@ struct run {
 	 * objects' name, the pod, the collected tar, whether the objects were made. */
 	bool k8s, k8s_made;
 	struct kube kube;
-	char *k8s_name, *pod, *collected;
+	char *k8s_name, *pod, *collected[2]; /* the results' tar, the archive's */
 };
 
 /* A phase's error: said, and the run stops. */
@@ -1708,10 +1708,11 @@ k8s_wait(struct run *r, struct sb_error **err)
 }
 
 /*
- * The sandbox container's output (pod.log in the run directory) and the tar of its
- * results and archive (r->collected, in the run's secrets directory, root's alone),
- * from the collect container. What fails is said; the run then has no result.json and
- * is an error (run_outcome), never a pass.
+ * The sandbox container's output (pod.log in the run directory) and two tars from the
+ * collect container, its results and its archive (r->collected, in the run's secrets
+ * directory, root's alone), apart: an archive tar cannot read costs the archive, not the
+ * results. What fails is said; without the results the run has no result.json and is an
+ * error (run_outcome), never a pass.
  */
 static void
 k8s_fetch(struct run *r)
@@ -1728,14 +1729,19 @@ k8s_fetch(struct run *r)
 	/* Both file systems full, and their tar's headers: more is not what the pod held. */
 	(void)sb_parse_u64(disk, 1, UINT64_MAX / 4, &bytes, NULL);
 	max = 2 * bytes + ((uint64_t)64 << 20);
-	r->collected = sb_xasprintf("%s/collect.tar", r->secrets_dir);
-	if (kube_collect(&r->kube, r->pod, r->collected, max, &err) < 0) {
-		sb_log(SB_LOG_WARN, "collecting the results from pod %s: %s", r->pod,
-		    sb_error_message(err));
-		sb_error_release(&err);
-		(void)unlink(r->collected);
-		free(r->collected);
-		r->collected = NULL;
+	/* Two streams: the archive (the agent's) cannot cost the run its results. */
+	for (size_t i = 0; i < SB_ARRAY_SIZE(r->collected); i++) {
+		const char *tree = i == 0 ? "results" : "archive";
+
+		r->collected[i] = sb_xasprintf("%s/collect-%s.tar", r->secrets_dir, tree);
+		if (kube_collect(&r->kube, r->pod, tree, r->collected[i], max, &err) < 0) {
+			sb_log(SB_LOG_WARN, "collecting the %s from pod %s: %s", tree, r->pod,
+			    sb_error_message(err));
+			sb_error_release(&err);
+			(void)unlink(r->collected[i]);
+			free(r->collected[i]);
+			r->collected[i] = NULL;
+		}
 	}
 }
 
@@ -1797,30 +1803,40 @@ k8s_wind_down(struct run *r)
 	struct untar_limits lim = { SB_COPY_BYTES_MAX, SB_COPY_FILES_MAX, SB_COPY_DEPTH_MAX };
 	struct untar_stats st = { 0 };
 	struct sb_error *err = NULL;
-	_cleanup_close_ int tfd = -1, rfd = -1, afd = -1;
+	_cleanup_close_ int rfd = -1, afd = -1;
+	uint64_t left = 0;
 
-	if (r->collected != NULL) {
-		tfd = open(r->collected, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (r->collected[0] != NULL || r->collected[1] != NULL) {
 		if (mkdir(r->archive, 0755) == 0 || errno == EEXIST)
 			afd = sb_open_dir(r->archive, &err);
 		if (afd >= 0)
 			rfd = sb_open_dir(r->run_dir, &err);
-		if (tfd >= 0 && rfd >= 0) {
-			struct untar_root roots[] = { { "results", rfd }, { "archive", afd } };
-
-			if (untar_fd(tfd, roots, SB_ARRAY_SIZE(roots), &lim, &st, &err) < 0)
-				sb_log(SB_LOG_WARN, "the collected results: %s",
-				    sb_error_message(err));
-			progress("collected %llu files (%llu bytes); %llu entries left behind "
-				 "(links, special files, second names, too deep or too many)",
-			    (unsigned long long)st.files, (unsigned long long)st.bytes,
-			    (unsigned long long)st.left);
-		} else if (err != NULL) {
+		if (rfd < 0 && err != NULL)
 			sb_log(SB_LOG_WARN, "the collected results: %s", sb_error_message(err));
-		}
 		sb_error_release(&err);
-		(void)unlink(r->collected);
 	}
+	/* The results first, then the archive: each stream may hold only its own tree. */
+	for (size_t i = 0; i < SB_ARRAY_SIZE(r->collected); i++) {
+		struct untar_root roots[] = { { "results", rfd }, { "archive", afd } };
+		_cleanup_close_ int tfd = -1;
+
+		if (r->collected[i] == NULL)
+			continue;
+		tfd = open(r->collected[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (tfd >= 0 && rfd >= 0) {
+			if (untar_fd(tfd, &roots[i], 1, &lim, &st, &err) < 0)
+				sb_log(SB_LOG_WARN, "the collected %s: %s", roots[i].name,
+				    sb_error_message(err));
+			sb_error_release(&err);
+			progress("collected %llu files (%llu bytes) of the %s; %llu entries left "
+				 "behind (links, special files, second names, too deep or too many)",
+			    (unsigned long long)st.files, (unsigned long long)st.bytes,
+			    roots[i].name, (unsigned long long)st.left);
+			left += st.left;
+		}
+		(void)unlink(r->collected[i]);
+	}
+	st.left = left;
 	r->archive_left = st.left;
 	if (r->k8s_made) {
 		if (kube_delete_run(&r->kube, r->k8s_name, &err) < 0) {
@@ -2147,7 +2163,7 @@ run_cleanup(struct run *r)
 	char **owned[] = { &r->parent, &r->run_dir, &r->case_image, &r->task_image,
 		&r->agent_image, &r->log_path, &r->archive, &r->secrets_dir, &r->secrets, &r->ref,
 		&r->container, &r->task_container, &r->started_at, &r->k8s_name, &r->pod,
-		&r->collected };
+		&r->collected[0], &r->collected[1] };
 	struct run_opts *o = r->o;
 
 	end_run_key(&r->px);
@@ -2163,8 +2179,9 @@ run_cleanup(struct run *r)
 			sb_error_release(&err);
 		}
 	}
-	if (r->collected != NULL)
-		(void)unlink(r->collected);
+	for (size_t i = 0; i < SB_ARRAY_SIZE(r->collected); i++)
+		if (r->collected[i] != NULL)
+			(void)unlink(r->collected[i]);
 	/* A sidecar run that failed before its agent container ended leaves nothing behind. */
 	if (r->sidecar && !r->container_done &&
 	    (r->rx.vol_source != NULL || r->task_container != NULL))

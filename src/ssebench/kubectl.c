@@ -295,15 +295,19 @@ kube_to_file(const struct kube *k, const struct sb_argv *args, const char *path,
 }
 
 int
-kube_collect(const struct kube *k, const char *pod, const char *path, uint64_t max_bytes,
-    struct sb_error **err)
+kube_collect(const struct kube *k, const char *pod, const char *tree, const char *path,
+    uint64_t max_bytes, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 
 	/* GNU format: names past 100 bytes as long-name entries, which untar.c reads. The
-	 * volumes are mounted read-only in the collect container (k8s.c). */
+	 * volumes are mounted read-only in the collect container (k8s.c).
+	 * --hard-dereference: no table of hard links, whose names (thousands of 4 KiB paths
+	 * of empty files the agent linked twice, below where the hand-back looks) would run
+	 * tar out of the collect container's 64 MiB; links are left behind anyway. */
 	sb_argv_pushl(&a, "exec", pod, "-c", "collect", "--", "tar", "--format=gnu",
-	    "--one-file-system", "-C", K8S_COLLECT_ROOT, "-cf", "-", "results", "archive", NULL);
+	    "--one-file-system", "--hard-dereference", "-C", K8S_COLLECT_ROOT, "-cf", "-", tree,
+	    NULL);
 	return kube_to_file(k, &a, path, 0600, max_bytes, err);
 }
 
@@ -364,18 +368,22 @@ kube_stop_job(const struct kube *k, const char *job, uint64_t grace, struct sb_e
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	_cleanup_argv_ struct sb_argv p = SB_ARGV_INIT;
 
-	/* First the Job, without waiting: a Job being deleted starts no new pod. Then the
-	 * pod itself, with the grace asked for (a cascade would give it the pod's own). */
-	sb_argv_pushl(&a, "delete", "--ignore-not-found", "--wait=false", "--cascade=foreground",
-	    NULL);
-	sb_argv_pushf(&a, "job/%s", job);
-	if (kube_run(k, &a, NULL, 0, 0, NULL, err) != 0)
+	/*
+	 * The Job first: a pod deleted from an active Job is not a failed one, and the Job
+	 * controller makes a new pod at once (backoffLimit counts failures only), which would
+	 * run the agent again under the same id. A deadline already past fails the Job
+	 * (DeadlineExceeded) and no pod comes after.
+	 */
+	sb_argv_pushl(&p, "patch", NULL);
+	sb_argv_pushf(&p, "job/%s", job);
+	sb_argv_pushl(&p, "--type=merge", "-p", "{\"spec\":{\"activeDeadlineSeconds\":1}}", NULL);
+	if (kube_run(k, &p, NULL, 0, 0, NULL, err) != 0)
 		return -1;
-	sb_argv_pushl(&p, "delete", "pods", "--ignore-not-found", "--wait=true", NULL);
-	sb_argv_pushf(&p, "--grace-period=%llu", (unsigned long long)grace);
-	sb_argv_push(&p, "-l");
-	sb_argv_pushf(&p, "job-name=%s", job);
-	return kube_run(k, &p, NULL, 0, (grace + 60) * 1000, NULL, err) == 0 ? 0 : -1;
+	sb_argv_pushl(&a, "delete", "pods", "--ignore-not-found", "--wait=true", NULL);
+	sb_argv_pushf(&a, "--grace-period=%llu", (unsigned long long)grace);
+	sb_argv_push(&a, "-l");
+	sb_argv_pushf(&a, "job-name=%s", job);
+	return kube_run(k, &a, NULL, 0, (grace + 60) * 1000, NULL, err) == 0 ? 0 : -1;
 }
 
 int

@@ -63,11 +63,13 @@ int kube_pod_get(const struct kube *k, const char *job, struct kube_pod *p,
 bool kube_reason_fatal(const char *reason);
 
 /*
- * The collect container's tar of the results and the archive, into the file path (made
- * 0600, O_EXCL), at most max_bytes (kubectl is stopped past it: RLIMIT_FSIZE).
+ * The collect container's tar of one of its trees, "results" or "archive", into the file
+ * path (made 0600, O_EXCL), at most max_bytes (kubectl is stopped past it: RLIMIT_FSIZE).
+ * One tree per call: what the agent left in the archive (a tree tar runs out of memory
+ * on, or past the bound) must not cost the run its results.
  */
-int kube_collect(const struct kube *k, const char *pod, const char *path, uint64_t max_bytes,
-    struct sb_error **err);
+int kube_collect(const struct kube *k, const char *pod, const char *tree, const char *path,
+    uint64_t max_bytes, struct sb_error **err);
 
 /* kubectl logs of one container, into the file path (0644, O_EXCL), at most max_bytes. */
 int kube_logs_to(const struct kube *k, const char *pod, const char *container,
@@ -86,9 +88,10 @@ int kube_delete_run_counted(const struct kube *k, const char *name, bool *ret_de
     struct sb_error **err);
 
 /*
- * Stop the run of Job name: the Job is deleted (so that no second pod replaces the first),
- * then its pod, with grace seconds between SIGTERM and SIGKILL, waiting until it is gone.
- * The NetworkPolicy and the Secret stay for the run's CLI (or `runs remove`) to delete.
+ * Stop the run of Job name: the Job is failed first (its deadline set in the past, so that
+ * no second pod replaces the first), then its pod is deleted, with grace seconds between
+ * SIGTERM and SIGKILL, waiting until it is gone. The Job (failed: DeadlineExceeded), the
+ * NetworkPolicy and the Secret stay for the run's CLI (or `runs remove`) to delete.
  */
 int kube_stop_job(const struct kube *k, const char *job, uint64_t grace, struct sb_error **err);
 

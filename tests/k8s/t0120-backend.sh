@@ -114,7 +114,7 @@ is "$(field "$res_dir/summary.json" 'd["scored"]')" False "restricted: summary: 
 
 # --- runs list, inspect, logs, stop, remove ----------------------------------------------------
 R1=k8s-stop-$$
-"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent sleeper --egress open \
+"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent sleeper --model none --egress open \
 	--run-id "$R1" --timeout 900 >"$SB_TMP/r1.out" 2>&1 &
 r1_pid=$!
 state=
@@ -136,7 +136,7 @@ is "$st_rc" 0 "runs stop: exit 0"
 wait "$r1_pid"
 r1_rc=$?
 ok "$([ "$r1_rc" != 0 ]; echo $?)" "the stopped run's CLI exits non-zero ($r1_rc)"
-like "$(cat "$SB_TMP/r1.out")" "Job .* is gone" "the stopped run's CLI says its pod is gone"
+like "$(cat "$SB_TMP/r1.out")" "Job .* (is gone|cannot run)" "the stopped run's CLI says its pod is gone or failed"
 ok "$([ ! -f "$SSEBENCH_RESULTS/$SMALL/none/sleeper/$R1/result.json" ] ||
 	[ "$(field "$SSEBENCH_RESULTS/$SMALL/none/sleeper/$R1/result.json" 'd["patch_result"]["status"]')" = error ]
 	echo $?)" "the stopped run has no grade"

@@ -428,6 +428,154 @@ START_TEST(test_broken)
 }
 END_TEST
 
+
+/*
+ * Review (h/review): crafted streams a hostile collect container could send. Long names
+ * chained, cut, with a NUL inside or without one; size fields with spaces and signs; a
+ * directory entry with data; the roots' own names and aliases; results/archive/ through
+ * the results root. None may crash, escape, or desync the reader.
+ */
+START_TEST(test_review_crafted)
+{
+	struct dest d;
+	struct untar_stats st;
+	int code;
+
+	dest_make(&d);
+	{
+		/* 'L' then 'L': the second wins; 'L' refused (too long) then 'L' accepted: the
+		 * entry after them is still left behind (skip_next sticks). */
+		_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(1 << 24);
+		char big[5000];
+
+		header(&b, "././@LongLink", 'L', "0000644", 12, false, NULL);
+		data(&b, "archive/one", 12);
+		header(&b, "././@LongLink", 'L', "0000644", 12, false, NULL);
+		data(&b, "archive/two", 12);
+		file(&b, "archive/x", "1");
+		memset(big, 'a', sizeof(big));
+		header(&b, "././@LongLink", 'L', "0000644", sizeof(big), false, NULL);
+		data(&b, big, sizeof(big));
+		header(&b, "././@LongLink", 'L', "0000644", 14, false, NULL);
+		data(&b, "archive/three", 14);
+		file(&b, "archive/y", "2");
+		/* A long name with a NUL inside: cut at the NUL, as a C string. */
+		header(&b, "././@LongLink", 'L', "0000644", 24, false, NULL);
+		data(&b, "archive/nul\0/../../../x", 24);
+		file(&b, "archive/z", "3");
+		/* A long name of exactly 4096 bytes and no NUL. */
+		{
+			char n[4096];
+
+			memset(n, 'b', sizeof(n));
+			memcpy(n, "archive/", 8);
+			for (size_t i = 200; i < sizeof(n); i += 200)
+				n[i] = '/';
+			header(&b, "././@LongLink", 'L', "0000644", sizeof(n), false, NULL);
+			data(&b, n, sizeof(n));
+			file(&b, "archive/w", "4");
+		}
+		/* A directory entry with data: the data is skipped, not read as headers. */
+		{
+			_cleanup_buf_ struct sb_buf inner = SB_BUF_INIT(1 << 20);
+
+			file(&inner, "archive/smuggled", "s");
+			header(&b, "archive/dirdata/", '5', "0000755", inner.len, false, NULL);
+			data(&b, inner.s, inner.len);
+		}
+		/* The roots' own names as files with data; aliases of the roots. */
+		file(&b, "results", "root as a file");
+		file(&b, "archive", "root as a file");
+		file(&b, "./results/./dotted", "d");
+		file(&b, "results//archive//via-results", "v");
+		file(&b, "results/archive", "over the archive root");
+		file(&b, "./results/../archive/climb", "c");
+		end(&b);
+		ck_assert_int_eq(unpack(&b, &d, NULL, &st, &code), 0);
+		ck_assert_int_eq(mode_of(&d, "archive/one"), -1);
+		ck_assert_int_eq(mode_of(&d, "archive/two"), 0644);
+		ck_assert_int_eq(mode_of(&d, "archive/three"), -1);
+		ck_assert_int_eq(mode_of(&d, "archive/y"), -1);
+		ck_assert_int_eq(mode_of(&d, "archive/nul"), 0644);
+		ck_assert_int_eq(mode_of(&d, "archive/smuggled"), -1);
+		ck_assert_int_eq(mode_of(&d, "archive/dirdata"), 0100755);
+		ck_assert_int_eq(mode_of(&d, "results/dotted"), 0644);
+		/* The results root is the run directory: its "archive" is a plain subdirectory
+		 * there (in the CLI, the archive root itself). */
+		ck_assert_int_eq(mode_of(&d, "results/archive/via-results"), 0644);
+		ck_assert_int_eq(mode_of(&d, "archive/climb"), -1);
+	}
+	{
+		/* Size fields: leading spaces are taken; a sign, a digit 8, or text are not. */
+		static const char *const sizes[] = { "+0000000001", "00000000008", "0x1        ",
+			"1 1        " };
+
+		for (size_t i = 0; i < SB_ARRAY_SIZE(sizes); i++) {
+			_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(1 << 20);
+			unsigned char *h;
+			unsigned sum = 0;
+
+			file(&b, "archive/sz", "x");
+			h = (unsigned char *)b.s;
+			memcpy(h + 124, sizes[i], 11);
+			memset(h + 148, ' ', 8);
+			for (size_t k = 0; k < 512; k++)
+				sum += h[k];
+			snprintf((char *)h + 148, 8, "%06o", sum);
+			end(&b);
+			ck_assert_int_eq(unpack(&b, &d, NULL, &st, &code), -1);
+			ck_assert_int_eq(code, EBADMSG);
+		}
+	}
+	{
+		/* 'L' at the very end, and 'L' cut short. */
+		_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(1 << 20);
+
+		header(&b, "././@LongLink", 'L', "0000644", 12, false, NULL);
+		data(&b, "archive/end", 12);
+		ck_assert_int_eq(unpack(&b, &d, NULL, &st, &code), 0);
+		sb_buf_reset(&b);
+		header(&b, "././@LongLink", 'L', "0000644", 3000, false, NULL);
+		ck_assert_int_eq(unpack(&b, &d, NULL, &st, &code), -1);
+		ck_assert_int_eq(code, EBADMSG);
+	}
+	{
+		/* A header whose checksum is summed as signed chars (old tars): refused. */
+		_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(1 << 20);
+		unsigned char *h;
+		int sum = 0;
+
+		file(&b, "archive/\xe9\xe9", "x");
+		h = (unsigned char *)b.s;
+		memset(h + 148, ' ', 8);
+		for (size_t k = 0; k < 512; k++)
+			sum += (signed char)h[k];
+		snprintf((char *)h + 148, 8, "%06o", sum);
+		ck_assert_int_eq(unpack(&b, &d, NULL, &st, &code), -1);
+		ck_assert_int_eq(code, EBADMSG);
+	}
+	{
+		/* 600 components: more than COMPONENTS_MAX, left (no overflow of comp[]). */
+		_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(1 << 20);
+		char n[1300];
+		size_t k = 0;
+
+		k += (size_t)snprintf(n, sizeof(n), "archive");
+		for (int i = 0; i < 600; i++)
+			k += (size_t)snprintf(n + k, sizeof(n) - k, "/a");
+		header(&b, "././@LongLink", 'L', "0000644", k + 1, false, NULL);
+		data(&b, n, k + 1);
+		file(&b, "ignored", "x");
+		file(&b, "archive/after-deep", "x");
+		end(&b);
+		ck_assert_int_eq(unpack(&b, &d, NULL, &st, &code), 0);
+		ck_assert_int_eq(mode_of(&d, "archive/after-deep"), 0644);
+		ck_assert_int_eq(mode_of(&d, "archive/a"), -1);
+	}
+	dest_free(&d);
+}
+END_TEST
+
 static Suite *
 untar_suite(void)
 {
@@ -442,6 +590,7 @@ untar_suite(void)
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_broken);
+	tcase_add_test(tc, test_review_crafted);
 	suite_add_tcase(s, tc);
 	return s;
 }
