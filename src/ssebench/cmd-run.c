@@ -1695,9 +1695,17 @@ k8s_wait(struct run *r, struct sb_error **err)
 		}
 		if (p.init_failed || kube_reason_fatal(p.reason) ||
 		    (p.phase != NULL && strcmp(p.phase, "Failed") == 0)) {
+			/*
+			 * An eviction's message names what went over its limit: an agent's volume
+			 * (docs/kubernetes.md, "What differs from Docker": open, the run is an
+			 * error and no grade) or the harness's.
+			 */
+			_cleanup_free_ char *msg = p.message != NULL
+			    ? sb_xasprintf(": %s", cli_safe(p.message)) : sb_xstrdup("");
+
 			kube_pod_release(&p);
-			return sb_error_set(err, EIO, "the pod of Job %s cannot run (%s); see "
-			    "kubectl describe pod -l job-name=%s", r->k8s_name, cli_safe(last),
+			return sb_error_set(err, EIO, "the pod of Job %s cannot run (%s)%s; see "
+			    "kubectl describe pod -l job-name=%s", r->k8s_name, cli_safe(last), msg,
 			    r->k8s_name);
 		}
 		kube_pod_release(&p);

@@ -179,6 +179,7 @@ kube_pod_release(struct kube_pod *p)
 	free(p->name);
 	free(p->phase);
 	free(p->reason);
+	free(p->message);
 	*p = (struct kube_pod){ 0 };
 }
 
@@ -230,6 +231,11 @@ kube_pod_get(const struct kube *k, const char *job, struct kube_pod *p, struct s
 	p->name = sb_xstrdup(json_string_value(json_object_get(json_object_get(pod, "metadata"),
 	    "name")) ?: "");
 	p->phase = sb_xstrdup(json_string_value(json_object_get(st, "phase")) ?: "Unknown");
+	/* The pod's own reason first (Evicted, DeadlineExceeded): it says why all ended. */
+	if (json_string_value(json_object_get(st, "reason")) != NULL)
+		p->reason = sb_xstrdup(json_string_value(json_object_get(st, "reason")));
+	if (json_string_value(json_object_get(st, "message")) != NULL)
+		p->message = sb_xstrdup(json_string_value(json_object_get(st, "message")));
 	/* An init container's reason counts while it waits or when it failed, not the
 	 * "Completed" of one that did its work. */
 	json_array_foreach (json_object_get(st, "initContainerStatuses"), i, c) {

@@ -50,6 +50,7 @@ struct kube_pod {
 	int exit_code;	  /* the sandbox container's, once KUBE_CTR_DONE */
 	char *reason;	  /* why a container waits or ended (ErrImageNeverPull, ...), or NULL */
 	bool init_failed; /* an init container ended with a failure */
+	char *message;	  /* the pod's own status message (an eviction's reason), or NULL */
 };
 
 void kube_pod_release(struct kube_pod *p);
