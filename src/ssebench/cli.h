@@ -112,6 +112,14 @@ const char *cli_home(void);
 /* A setting: the environment, else the working directory's .env, else def. */
 const char *cli_setting(const char *name, const char *def);
 
+/*
+ * Into env, the variables of ours named in names (NULL-terminated) that are set, and PATH
+ * (a plain system one when ours is unset): what a client we run (docker, kubectl) needs of
+ * our environment, and nothing else.
+ */
+struct sb_argv;
+void cli_env_keep(struct sb_argv *env, const char *const *names);
+
 struct sb_argv;
 
 struct sb_diags;

@@ -1406,6 +1406,17 @@ run_prepare_host(struct run *r)
 	return 0;
 }
 
+/* Now, in UTC to the second: result.json's and summary.json's times. */
+static void
+utc_second(char ts[32])
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(ts, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 /*
  * The secrets file. Secrets travel in a root-only file the entrypoint reads, never on a
  * command line or in the container's environment (docker inspect shows that).
@@ -1544,15 +1555,12 @@ run_agent_container(struct run *r, struct sb_error **err)
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	struct sb_cmd cmd = SB_CMD_INIT;
 	struct phase_end *pe = &r->pe;
-	time_t now = time(NULL);
-	struct tm tm;
 	char ts[32];
 	int code;
 
 	describe_agent_container(r, &c);
 	docker_run_args(&c, &a);
-	gmtime_r(&now, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	utc_second(ts);
 	r->started_at = sb_xstrdup(ts);
 	progress(r->sidecar ? "starting the agent container %s (agent phase, then grading)"
 			    : "starting the container %s (agent phase, then grading)",
@@ -1685,9 +1693,13 @@ k8s_wait(struct run *r, struct sb_error **err)
 		last = now;
 		if (p.sandbox == KUBE_CTR_DONE) {
 			progress("the container exited with status %d", p.exit_code);
-			if (p.collect != KUBE_CTR_RUNNING)
-				sb_log(SB_LOG_WARN, "the pod's collect container is not running: "
-						    "its results cannot be collected");
+			/* The whole pod ended (runs stop, its deadline): nothing to collect from. */
+			if (p.collect != KUBE_CTR_RUNNING) {
+				kube_pod_release(&p);
+				return sb_error_set(err, EIO, "the pod of Job %s ended (%s) before its "
+				    "results could be collected (ssebench runs stop, or its deadline?)",
+				    r->k8s_name, cli_safe(last));
+			}
 			r->pod = p.name;
 			p.name = NULL;
 			kube_pod_release(&p);
@@ -1765,8 +1777,6 @@ k8s_start(struct run *r)
 	_cleanup_free_ char *secrets = NULL, *patch = NULL;
 	struct sb_error *err = NULL;
 	json_t *objs = NULL;
-	time_t now = time(NULL);
-	struct tm tm;
 	char ts[32];
 	int k;
 
@@ -1779,8 +1789,7 @@ k8s_start(struct run *r)
 	sb_argv_release(&kr.env);
 	if (k < 0)
 		return run_fail(r, &err);
-	gmtime_r(&now, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	utc_second(ts);
 	r->started_at = sb_xstrdup(ts);
 	progress("creating Job %s in namespace %s (agent phase, then grading)", r->k8s_name,
 	    r->kube.namespace);
@@ -2021,8 +2030,6 @@ write_summary(struct run *r, int rfd, json_t *cfg, struct sb_error **err)
 	const json_t *result = r->result, *gr = json_object_get(result, "grading_result");
 	json_auto_t *summary = NULL;
 	char ts[32];
-	time_t now = time(NULL);
-	struct tm tm;
 
 	summary = json_pack("{s:o, s:O, s:O, s:O, s:O, s:b, s:f, s:s, s:s, s:[], "
 			    "s:{s:s, s:s, s:s}}",
@@ -2036,8 +2043,7 @@ write_summary(struct run *r, int rfd, json_t *cfg, struct sb_error **err)
 	json_object_set_new(json_object_get(summary, "images"), "task",
 	    json_string(r->task_image));
 	json_object_set(summary, "network", json_object_get(result, "network"));
-	gmtime_r(&now, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	utc_second(ts);
 	json_object_set_new(summary, "finished_at", json_string(ts));
 	json_object_set_new(summary, "duration_s", json_real(progress_clock() - r->t0));
 	json_object_set_new(summary, "usage", run_usage(r->archive, &r->pe));

@@ -39,14 +39,7 @@ docker_env(struct sb_argv *env, unsigned flags)
 	static const char *const keep[] = { "PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG",
 		"DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_CONTEXT", "LANG", "TERM", NULL };
 
-	for (const char *const *k = keep; *k != NULL; k++) {
-		const char *v = getenv(*k);
-
-		if (v != NULL)
-			sb_env_set(env, *k, v);
-	}
-	if (sb_env_get(env, "PATH") == NULL)
-		sb_env_set(env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	cli_env_keep(env, keep);
 	if (flags & DOCKER_BUILDKIT)
 		sb_env_set(env, "DOCKER_BUILDKIT", "1");
 }

@@ -50,14 +50,7 @@ kube_env(struct sb_argv *env)
 {
 	static const char *const keep[] = { "PATH", "HOME", "KUBECONFIG", "LANG", NULL };
 
-	for (const char *const *n = keep; *n != NULL; n++) {
-		const char *v = getenv(*n);
-
-		if (v != NULL)
-			sb_env_set(env, *n, v);
-	}
-	if (sb_env_get(env, "PATH") == NULL)
-		sb_env_set(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
+	cli_env_keep(env, keep);
 }
 
 /* argv[0..]: kubectl, the context and namespace, then args. */

@@ -191,3 +191,16 @@ cli_registry(void)
 	}
 	return reg;
 }
+
+void
+cli_env_keep(struct sb_argv *env, const char *const *names)
+{
+	for (const char *const *n = names; *n != NULL; n++) {
+		const char *v = getenv(*n);
+
+		if (v != NULL)
+			sb_env_set(env, *n, v);
+	}
+	if (sb_env_get(env, "PATH") == NULL)
+		sb_env_set(env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+}

@@ -136,7 +136,8 @@ is "$st_rc" 0 "runs stop: exit 0"
 wait "$r1_pid"
 r1_rc=$?
 ok "$([ "$r1_rc" != 0 ]; echo $?)" "the stopped run's CLI exits non-zero ($r1_rc)"
-like "$(cat "$SB_TMP/r1.out")" "Job .* (is gone|cannot run)" "the stopped run's CLI says its pod is gone or failed"
+like "$(cat "$SB_TMP/r1.out")" "Job .* (is gone|cannot run|ended .* before its results could be collected)" \
+	"the stopped run's CLI says its pod ended, failed or is gone"
 ok "$([ ! -f "$SSEBENCH_RESULTS/$SMALL/none/sleeper/$R1/result.json" ] ||
 	[ "$(field "$SSEBENCH_RESULTS/$SMALL/none/sleeper/$R1/result.json" 'd["patch_result"]["status"]')" = error ]
 	echo $?)" "the stopped run has no grade"
