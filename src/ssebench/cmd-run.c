@@ -1046,6 +1046,7 @@ struct run {
 	bool k8s, k8s_made;
 	struct kube kube;
 	char *k8s_name, *pod, *collected[2]; /* the results' tar, the archive's */
+	char *evicted; /* the kubelet's message, when the agent's disk use evicted the pod */
 };
 
 /* A phase's error: said, and the run stops. */
@@ -1645,6 +1646,33 @@ k8s_describe(struct run *r, struct k8s_run *kr, char **secrets, char **patch,
 }
 
 /*
+ * Whether the kubelet's eviction message (the pod's status.message) names the agent's disk
+ * use: one of the agent's volumes over its sizeLimit (the kubelet's words: `Usage of
+ * EmptyDir volume "tmp" exceeds the limit "8Gi".`), or the pod's ephemeral storage in all,
+ * which the agent's volumes (five of them, each up to the agent's file system) can fill
+ * without any one going over. On Docker the same writes get "no space left" and grading
+ * goes on; here the whole pod goes. Counted as an error, it would let an agent make a run
+ * it expects to fail unscored; so it is the agent's failure (k8s_forfeit). One of the
+ * harness's own volumes over its limit (runner, state, results) is not the agent's.
+ */
+static bool
+k8s_eviction_is_agents(const char *msg)
+{
+	static const char vol[] = "Usage of EmptyDir volume \"";
+	const char *p = msg != NULL ? strstr(msg, vol) : NULL;
+
+	if (msg == NULL)
+		return false;
+	if (p != NULL) {
+		const char *name = p + sizeof(vol) - 1, *end = strchr(name, '"');
+		_cleanup_free_ char *n = end != NULL ? sb_xstrndup(name, (size_t)(end - name)) : NULL;
+
+		return n != NULL && k8s_volume_is_agents(n);
+	}
+	return strstr(msg, "Pod ephemeral local storage usage exceeds") != NULL;
+}
+
+/*
  * Wait until the pod's sandbox container has ended (r->pod), saying each new state; a pod
  * that cannot start (an image that is not there, an init container that failed) fails at
  * once. Ctrl-C stops the wait (r->interrupted); run_cleanup deletes the objects.
@@ -1656,7 +1684,7 @@ k8s_wait(struct run *r, struct sb_error **err)
 	    sb_now_ms() + (2 * r->o->timeout + K8S_DEADLINE_SLACK_S + 120) * 1000;
 	_cleanup_free_ char *last = NULL;
 	unsigned failures = 0;
-	bool seen = false, exists = true;
+	bool seen = false, exists = true, started = false;
 
 	while (sb_sig_interrupted() == 0) {
 		struct kube_pod p;
@@ -1685,6 +1713,7 @@ k8s_wait(struct run *r, struct sb_error **err)
 			    "ssebench runs stop?)", seen ? "pod" : "Job itself", r->k8s_name);
 		}
 		seen = seen || p.name != NULL;
+		started = started || p.sandbox == KUBE_CTR_RUNNING || p.sandbox == KUBE_CTR_DONE;
 		now = sb_xasprintf("%s%s%s", p.name != NULL ? p.phase : "no pod yet",
 		    p.reason != NULL ? ", " : "", p.reason != NULL ? p.reason : "");
 		if (last == NULL || strcmp(now, last) != 0)
@@ -1703,6 +1732,15 @@ k8s_wait(struct run *r, struct sb_error **err)
 			r->pod = p.name;
 			p.name = NULL;
 			kube_pod_release(&p);
+			return 0;
+		}
+		/* The agent's disk use, once it could run: its doing (k8s_eviction_is_agents). */
+		if (started && p.reason != NULL && strcmp(p.reason, "Evicted") == 0 &&
+		    k8s_eviction_is_agents(p.message)) {
+			r->evicted = sb_xstrdup(p.message);
+			kube_pod_release(&p);
+			progress("pod of Job %s: evicted for the agent's disk use: %s", r->k8s_name,
+			    cli_safe(r->evicted));
 			return 0;
 		}
 		if (p.init_failed || kube_reason_fatal(p.reason) ||
@@ -1803,7 +1841,9 @@ k8s_start(struct run *r)
 		(void)cli_fail("interrupted: Job %s is deleted", r->k8s_name);
 		return run_stop(r, SB_EXIT_INTERRUPTED);
 	}
-	k8s_fetch(r);
+	/* An evicted pod's containers are gone: nothing to collect (k8s_forfeit). */
+	if (r->evicted == NULL)
+		k8s_fetch(r);
 	r->container_done = true;
 	return 0;
 }
@@ -1952,6 +1992,32 @@ run_wind_down(struct run *r)
 }
 
 /*
+ * The result of a run whose pod Kubernetes evicted for the agent's disk use
+ * (k8s_eviction_is_agents): a forfeit, which counts as not passed in the tier the run
+ * claimed, as a forfeit does on Docker. The pod's sandbox had started; its isolation record
+ * went with the pod, so the result carries the kubelet's message instead of phases.
+ */
+static json_t *
+k8s_forfeit(const struct run *r)
+{
+	const char *egress = r->o->egress;
+	_cleanup_free_ char *why = sb_xasprintf("Forfeit: Kubernetes evicted the run's pod for the "
+						"agent's disk use (%s)", r->evicted);
+	json_t *res = sb_ungraded_result(true, why, NULL, NULL);
+
+	/* A message that is not UTF-8 is the kubelet's, but not ours to copy. */
+	if (res == NULL)
+		res = sb_ungraded_result(true, "Forfeit: Kubernetes evicted the run's pod for the "
+					       "agent's disk use", NULL, NULL);
+	json_object_set_new(res, "isolation", json_pack("{s:s, s:b, s:s, s:s, s:[s], s:{}, s:o}",
+	    "outcome", "forfeit", "scored", 1, "tier", egress, "egress", egress, "failed",
+	    "agent_disk_within_limit", "phases", "evicted",
+	    json_string(r->evicted) ?: json_null()));
+	json_object_set_new(res, "scored", json_true());
+	return res;
+}
+
+/*
  * result.json: what the container wrote, judged (run_outcome), with the checks of the run
  * directory, the network and the run's configuration, which *ret_cfg gets too.
  */
@@ -1981,8 +2047,15 @@ write_result(struct run *r, int rfd, json_t **ret_cfg, struct sb_error **err)
 		 */
 		if (sb_sig_interrupt_count() > 0)
 			r->interrupted = true;
-		r->result = run_outcome(r->result, iso, o->egress, r->interrupted, foreign,
-		    &r->outcome);
+		if (r->evicted != NULL && !r->interrupted) {
+			json_decref(r->result);
+			json_decref(iso);
+			r->result = k8s_forfeit(r);
+			r->outcome = SB_ISO_FORFEIT;
+		} else {
+			r->result = run_outcome(r->result, iso, o->egress, r->interrupted, foreign,
+			    &r->outcome);
+		}
 	}
 	{
 		struct results_check rc2 = { 0, 0, 0 };
@@ -2124,8 +2197,11 @@ report_outcome(struct run *r)
 		fprintf(h, "NOT SCORED: this run could not establish its isolation; see "
 		       "isolation.json\n");
 	if (r->outcome == SB_ISO_FORFEIT)
-		fprintf(h, "FORFEIT: the isolation broke during the agent phase; this run "
-		       "counts as not passed (see isolation.json)\n");
+		fprintf(h, r->evicted != NULL
+			? "FORFEIT: Kubernetes evicted the pod for the agent's disk use; this run "
+			  "counts as not passed\n"
+			: "FORFEIT: the isolation broke during the agent phase; this run counts as "
+			  "not passed (see isolation.json)\n");
 	fprintf(h, "results: %s\n", cli_safe(r->run_dir));
 	/* An unscored run is the harness's failure, not the agent's: never exit 0. */
 	r->rc = r->interrupted ? SB_EXIT_INTERRUPTED
@@ -2177,7 +2253,7 @@ run_cleanup(struct run *r)
 	char **owned[] = { &r->parent, &r->run_dir, &r->case_image, &r->task_image,
 		&r->agent_image, &r->log_path, &r->archive, &r->secrets_dir, &r->secrets, &r->ref,
 		&r->container, &r->task_container, &r->started_at, &r->k8s_name, &r->pod,
-		&r->collected[0], &r->collected[1] };
+		&r->collected[0], &r->collected[1], &r->evicted };
 	struct run_opts *o = r->o;
 
 	end_run_key(&r->px);

@@ -97,6 +97,15 @@ static const struct {
 	{ "results", "/var/lib/ssebench/results", "0755", false, VOL_HARNESS },
 };
 
+bool
+k8s_volume_is_agents(const char *name)
+{
+	for (size_t i = 0; i < SB_ARRAY_SIZE(volumes); i++)
+		if (strcmp(volumes[i].name, name) == 0)
+			return volumes[i].size == VOL_AGENT;
+	return false;
+}
+
 /* The Docker backend's /run is a 16 MiB tmpfs (cmd-run.c:add_disk_mounts). */
 #define RUN_TMPFS_BYTES (16ULL << 20)
 #define SECRETS_PATH	"/run/ssebench-secrets/run.env"

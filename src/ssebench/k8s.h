@@ -80,6 +80,10 @@ struct k8s_run {
  * its SHA-256 (the raw value is in the annotation of the same key). */
 char *k8s_label(const char *value);
 
+/* Is name one of the run pod's volumes that the agent writes (its home and tree, /tmp,
+ * /var/tmp, the archive), sized as the agent's file system? */
+bool k8s_volume_is_agents(const char *name);
+
 /* The name every object of the run is called by: "sse-" and 16 hex digits of its id. */
 char *k8s_run_name(const char *run_id);
 

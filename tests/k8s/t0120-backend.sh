@@ -15,6 +15,8 @@
 #     in its agent phase); runs stop ends it (its CLI then fails, never with a grade, and
 #     deletes the rest); runs remove deletes what a CLI killed with SIGKILL left;
 #   - a job of 4 runs at --jobs 4 completes, every run graded and scored;
+#   - an agent that writes past its volume's size gets its pod evicted by the kubelet: the run
+#     is the agent's forfeit (scored, not passed), not an error it could choose;
 #   - afterwards nothing of the runs is left in the namespace (Jobs, pods, NetworkPolicies,
 #     Secrets).
 #
@@ -71,7 +73,7 @@ set -a
 eval "$("$K8S_UP" --env)"
 set +a
 [ -n "${SSEBENCH_K8S_HOST:-}" ] || diag "no SSEBENCH_K8S_HOST: the bridge has no address"
-plan 34
+plan 38
 
 # run_k RESULT_VAR ARGS...: `ssebench run --json ARGS...`; the run's directory in RESULT_VAR_dir.
 run_k() {
@@ -182,6 +184,18 @@ for d in $(python3 -c 'import json, sys; print(" ".join(s["dir"] for s in json.l
 done
 is "$n" 4 "the job: every run scored"
 is "$(field "$jdir/job.json" 'd["options"]["backend"]')" kubernetes "job.json records the backend"
+
+# --- the agent's disk use evicts its pod: a forfeit, not an error --------------------------------
+run_cmd hog env SSEBENCH_DISK=256m "$SSEBENCH" run --json --local "$SMALL_DATASET" --task "$SMALL" \
+	--agent hog --model none --egress open --timeout 900
+hog_dir=$(printf '%s\n' "$hog_out" | jq -r '.results_dir // empty' 2>/dev/null)
+is "$hog_rc" 0 "an agent that fills its home past the volume's size: graded (exit 0)"
+[ "$hog_rc" = 0 ] || diag "$(printf '%s\n' "$hog_err" | tail -n 15)"
+like "$hog_err" "evicted for the agent's disk use" "the eviction is said, as the agent's"
+is "$(field "$hog_dir/result.json" '(d["patch_result"]["status"], d["scored"])')" "('forfeit', True)" \
+	"the run is a forfeit, and counts"
+like "$(field "$hog_dir/result.json" 'd["isolation"]["evicted"]')" 'EmptyDir volume "home"' \
+	"result.json keeps the kubelet's message, naming the agent's volume"
 
 # --- nothing left -------------------------------------------------------------------------------
 is "$(k get jobs,pods,networkpolicies -o name 2>&1)" "" "no Job, pod or NetworkPolicy is left in the namespace"
