@@ -1646,33 +1646,6 @@ k8s_describe(struct run *r, struct k8s_run *kr, char **secrets, char **patch,
 }
 
 /*
- * Whether the kubelet's eviction message (the pod's status.message) names the agent's disk
- * use: one of the agent's volumes over its sizeLimit (the kubelet's words: `Usage of
- * EmptyDir volume "tmp" exceeds the limit "8Gi".`), or the pod's ephemeral storage in all,
- * which the agent's volumes (five of them, each up to the agent's file system) can fill
- * without any one going over. On Docker the same writes get "no space left" and grading
- * goes on; here the whole pod goes. Counted as an error, it would let an agent make a run
- * it expects to fail unscored; so it is the agent's failure (k8s_forfeit). One of the
- * harness's own volumes over its limit (runner, state, results) is not the agent's.
- */
-static bool
-k8s_eviction_is_agents(const char *msg)
-{
-	static const char vol[] = "Usage of EmptyDir volume \"";
-	const char *p = msg != NULL ? strstr(msg, vol) : NULL;
-
-	if (msg == NULL)
-		return false;
-	if (p != NULL) {
-		const char *name = p + sizeof(vol) - 1, *end = strchr(name, '"');
-		_cleanup_free_ char *n = end != NULL ? sb_xstrndup(name, (size_t)(end - name)) : NULL;
-
-		return n != NULL && k8s_volume_is_agents(n);
-	}
-	return strstr(msg, "Pod ephemeral local storage usage exceeds") != NULL;
-}
-
-/*
  * Wait until the pod's sandbox container has ended (r->pod), saying each new state; a pod
  * that cannot start (an image that is not there, an init container that failed) fails at
  * once. Ctrl-C stops the wait (r->interrupted); run_cleanup deletes the objects.

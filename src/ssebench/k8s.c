@@ -106,6 +106,33 @@ k8s_volume_is_agents(const char *name)
 	return false;
 }
 
+/*
+ * Whether the kubelet's eviction message (the pod's status.message) names the agent's disk
+ * use: one of the agent's volumes over its sizeLimit (the kubelet's words: `Usage of
+ * EmptyDir volume "tmp" exceeds the limit "8Gi".`), or the pod's ephemeral storage in all,
+ * which the agent's volumes (five of them, each up to the agent's file system) can fill
+ * without any one going over. On Docker the same writes get "no space left" and grading
+ * goes on; here the whole pod goes. Counted as an error, it would let an agent make a run
+ * it expects to fail unscored; so it is the agent's failure (cmd-run.c:k8s_forfeit). One of the
+ * harness's own volumes over its limit (runner, state, results) is not the agent's.
+ */
+bool
+k8s_eviction_is_agents(const char *msg)
+{
+	static const char vol[] = "Usage of EmptyDir volume \"";
+	const char *p = msg != NULL ? strstr(msg, vol) : NULL;
+
+	if (msg == NULL)
+		return false;
+	if (p != NULL) {
+		const char *name = p + sizeof(vol) - 1, *end = strchr(name, '"');
+		_cleanup_free_ char *n = end != NULL ? sb_xstrndup(name, (size_t)(end - name)) : NULL;
+
+		return n != NULL && k8s_volume_is_agents(n);
+	}
+	return strstr(msg, "Pod ephemeral local storage usage exceeds") != NULL;
+}
+
 /* The Docker backend's /run is a 16 MiB tmpfs (cmd-run.c:add_disk_mounts). */
 #define RUN_TMPFS_BYTES (16ULL << 20)
 #define SECRETS_PATH	"/run/ssebench-secrets/run.env"

@@ -84,6 +84,10 @@ char *k8s_label(const char *value);
  * /var/tmp, the archive), sized as the agent's file system? */
 bool k8s_volume_is_agents(const char *name);
 
+/* Does the kubelet's eviction message of a run's pod (status.message) name the agent's disk
+ * use: one of its volumes over the limit, or the pod's storage in all (k8s.c says why)? */
+bool k8s_eviction_is_agents(const char *msg);
+
 /* The name every object of the run is called by: "sse-" and 16 hex digits of its id. */
 char *k8s_run_name(const char *run_id);
 

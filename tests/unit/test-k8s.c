@@ -443,6 +443,36 @@ START_TEST(test_seccomp_localhost)
 }
 END_TEST
 
+/*
+ * An eviction is the agent's doing when the kubelet names one of its volumes or the pod's
+ * storage in all; the harness's volumes, other reasons and no message are not.
+ */
+static const struct {
+	const char *msg;
+	bool agents;
+} evictions[] = {
+	{ "Usage of EmptyDir volume \"home\" exceeds the limit \"256Mi\". ", true },
+	{ "Usage of EmptyDir volume \"tmp\" exceeds the limit \"8Gi\". ", true },
+	{ "Usage of EmptyDir volume \"vartmp\" exceeds the limit \"8Gi\". ", true },
+	{ "Usage of EmptyDir volume \"archive\" exceeds the limit \"8Gi\". ", true },
+	{ "Usage of EmptyDir volume \"source\" exceeds the limit \"8Gi\". ", true },
+	{ "Pod ephemeral local storage usage exceeds the total limit of containers 16Gi. ", true },
+	{ "Usage of EmptyDir volume \"runner\" exceeds the limit \"8Gi\". ", false },
+	{ "Usage of EmptyDir volume \"results\" exceeds the limit \"8Gi\". ", false },
+	{ "Usage of EmptyDir volume \"run\" exceeds the limit \"16Mi\". ", false },
+	{ "Usage of EmptyDir volume \"home", false },
+	{ "The node was low on resource: memory. ", false },
+	{ "Container sandbox exceeded its local ephemeral storage limit \"16Gi\". ", false },
+	{ "", false },
+	{ NULL, false },
+};
+
+START_TEST(test_eviction)
+{
+	ck_assert_int_eq(k8s_eviction_is_agents(evictions[_i].msg), evictions[_i].agents);
+}
+END_TEST
+
 static Suite *
 k8s_suite(void)
 {
@@ -457,6 +487,7 @@ k8s_suite(void)
 	tcase_add_test(tc, test_hostile);
 	tcase_add_loop_test(tc, test_refused, 0, BAD_COUNT);
 	tcase_add_test(tc, test_seccomp_localhost);
+	tcase_add_loop_test(tc, test_eviction, 0, (int)SB_ARRAY_SIZE(evictions));
 	suite_add_tcase(s, tc);
 	return s;
 }
