@@ -23,7 +23,10 @@
  * or a side call (a title, a summary: no tools offered) does not move the script on; a side
  * call gets "I'm done.". Each call is answered in the agent's wire format, streamed or not,
  * as the real APIs do. A result that fails its expectation ends the script: the stub logs
- * "script_error" and answers with text saying so.
+ * "script_error" and answers with text saying so. A turn whose command may outlast the
+ * agent's wait for it has a "poll" (see poll_args): while the result says the command still
+ * runs, the stub answers with the poll call instead of checking it, and the poll calls are
+ * not turns.
  *
  * A model call needs a live key that may use the requested model (a run key, or the
  * --key fixed key); anything else gets 401, so a test can tell that the agent used the key
@@ -45,11 +48,13 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <time.h>
@@ -92,7 +97,7 @@ struct answer {
 	const char *custom;  /* free-form input (custom tool calls) */
 	const char *ns;	     /* the tool's namespace (Responses: Codex's MCP tools), or NULL */
 	const char *text;    /* the answer when tool is NULL */
-	unsigned turn;
+	unsigned seq;	     /* tool calls already in the conversation: this call's unique id */
 };
 
 static struct key keys[KEYS_MAX];
@@ -231,7 +236,7 @@ chat_reply(const char *model, bool stream, const char *id, const struct answer *
 {
 	long long now = (long long)time(NULL);
 	struct sb_buf b = SB_BUF_INIT(1 << 20);
-	_cleanup_free_ char *call_id = sb_xasprintf("call_stub_%u", a->turn);
+	_cleanup_free_ char *call_id = sb_xasprintf("call_stub_%u", a->seq);
 	const char *finish = a->tool != NULL ? "tool_calls" : "stop";
 
 	if (!stream) {
@@ -293,8 +298,8 @@ responses_item(const struct answer *a, bool done)
 {
 	char item_id[32], call_id[32];
 
-	snprintf(item_id, sizeof(item_id), "%s_stub_%u", a->tool != NULL ? "fc" : "msg", a->turn);
-	snprintf(call_id, sizeof(call_id), "call_stub_%u", a->turn);
+	snprintf(item_id, sizeof(item_id), "%s_stub_%u", a->tool != NULL ? "fc" : "msg", a->seq);
+	snprintf(call_id, sizeof(call_id), "call_stub_%u", a->seq);
 	if (a->tool != NULL && a->custom != NULL)
 		return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", item_id, "type",
 		    "custom_tool_call", "status", done ? "completed" : "in_progress", "call_id",
@@ -396,7 +401,7 @@ message_block(const struct answer *a, bool done)
 
 	if (a->tool == NULL)
 		return json_pack("{s:s, s:s}", "type", "text", "text", done ? a->text : "");
-	snprintf(tid, sizeof(tid), "toolu_stub_%u", a->turn);
+	snprintf(tid, sizeof(tid), "toolu_stub_%u", a->seq);
 	if (!done || sb_json_load(a->args, strlen(a->args), BODY_MAX, &input, NULL) < 0)
 		input = json_object();
 	return json_pack("{s:s, s:s, s:s, s:o}", "type", "tool_use", "id", tid, "name", a->tool,
@@ -475,25 +480,48 @@ result_text(const json_t *v, struct sb_buf *out)
 }
 
 /*
- * How many tool calls the conversation in `body` already holds (the turn to give now), and
- * the text of the last tool result in it. Per format: Anthropic tool_use blocks of assistant
- * messages and tool_result blocks; Responses function_call / custom_tool_call items and
- * their *_output items; chat tool_calls of assistant messages and role "tool" messages.
+ * A poll is a call the stub made because a turn's command was still running (the turn's
+ * "poll"): it is not a turn of the script. `calls` is the turn the conversation had reached
+ * when the agent made the call named `name`.
+ */
+static bool
+is_poll(const json_t *script, unsigned calls, const char *name)
+{
+	const json_t *prev = calls > 0 ? json_array_get(script, calls - 1) : NULL;
+	const char *tool = json_string_value(json_object_get(json_object_get(prev, "poll"), "tool"));
+
+	return tool != NULL && name != NULL && strcmp(tool, name) == 0;
+}
+
+/*
+ * The turn of `script` the conversation in `body` has reached (the tool calls already in it,
+ * less the polls), the number of tool calls in it (`*seq`), and the text of the last tool
+ * result in it. Per format: Anthropic tool_use blocks of assistant messages and tool_result
+ * blocks; Responses function_call / custom_tool_call items and their *_output items; chat
+ * tool_calls of assistant messages and role "tool" messages.
  */
 static unsigned
-conversation_turn(const char *format, const json_t *body, struct sb_buf *last)
+conversation_turn(const char *format, const json_t *body, const json_t *script, unsigned *seq,
+    struct sb_buf *last)
 {
 	const json_t *m, *c;
 	size_t i, j;
 	unsigned calls = 0;
 
+	*seq = 0;
+#define CALL(name)                                                  \
+	do {                                                        \
+		(*seq)++;                                           \
+		if (!is_poll(script, calls, (name)))                \
+			calls++;                                    \
+	} while (0)
 	if (strcmp(format, "responses") == 0) {
 		json_array_foreach (json_object_get(body, "input"), i, m) {
 			const char *t = json_string_value(json_object_get(m, "type")) ?: "";
 
 			if (strcmp(t, "function_call") == 0 || strcmp(t, "custom_tool_call") == 0 ||
 			    strcmp(t, "local_shell_call") == 0)
-				calls++;
+				CALL(json_string_value(json_object_get(m, "name")));
 			else if (strcmp(t, "function_call_output") == 0 ||
 			    strcmp(t, "custom_tool_call_output") == 0 ||
 			    strcmp(t, "local_shell_call_output") == 0) {
@@ -508,7 +536,9 @@ conversation_turn(const char *format, const json_t *body, struct sb_buf *last)
 
 		if (strcmp(format, "chat") == 0) {
 			if (strcmp(role, "assistant") == 0)
-				calls += (unsigned)json_array_size(json_object_get(m, "tool_calls"));
+				json_array_foreach (json_object_get(m, "tool_calls"), j, c)
+					CALL(json_string_value(
+					    json_object_get(json_object_get(c, "function"), "name")));
 			else if (strcmp(role, "tool") == 0) {
 				sb_buf_reset(last);
 				result_text(json_object_get(m, "content"), last);
@@ -519,14 +549,53 @@ conversation_turn(const char *format, const json_t *body, struct sb_buf *last)
 			const char *t = json_string_value(json_object_get(c, "type")) ?: "";
 
 			if (strcmp(role, "assistant") == 0 && strcmp(t, "tool_use") == 0)
-				calls++;
+				CALL(json_string_value(json_object_get(c, "name")));
 			else if (strcmp(t, "tool_result") == 0) {
 				sb_buf_reset(last);
 				result_text(json_object_get(c, "content"), last);
 			}
 		}
 	}
+#undef CALL
 	return calls;
+}
+
+/*
+ * The poll a turn asks for when its result says the command is still running: the turn's
+ * "poll" {"while": TEXT, "tool": NAME, "id": FIELD, "input": {...}} and a result holding TEXT
+ * followed by a number give the call NAME with `input` and FIELD set to that number (Codex:
+ * exec_command yields after yield_time_ms, at most 30 s, with "Process running with session
+ * ID N"; write_stdin with no characters waits for more). NULL when there is nothing to poll.
+ */
+static char *
+poll_args(const json_t *turn, const char *result, json_int_t *id)
+{
+	const json_t *poll = json_object_get(turn, "poll");
+	const char *when = json_string_value(json_object_get(poll, "while"));
+	const char *field = json_string_value(json_object_get(poll, "id"));
+	const char *at;
+	char *end;
+	json_t *in;
+	char *s;
+
+	if (when == NULL || field == NULL || *when == '\0' ||
+	    !json_is_string(json_object_get(poll, "tool")) ||
+	    (at = strstr(result, when)) == NULL)
+		return NULL;
+	at += strlen(when);
+	if (*at < '0' || *at > '9')
+		return NULL;
+	errno = 0;
+	*id = strtoll(at, &end, 10);
+	if (errno != 0)
+		return NULL;
+	in = json_is_object(json_object_get(poll, "input"))
+	    ? json_deep_copy(json_object_get(poll, "input"))
+	    : json_object();
+	json_object_set_new(in, field, json_integer(*id));
+	s = sb_json_dumps(in, JSON_COMPACT);
+	json_decref(in);
+	return s;
 }
 
 /* Does the text hold every one of `want` (a string or a list), or (`none`) none of them? */
@@ -586,10 +655,23 @@ script_answer(const struct key *key, const char *format, const json_t *body, jso
 	}
 	if (key == NULL || key->script == NULL || !offers_tools(body))
 		return;
-	k = conversation_turn(format, body, &last);
-	a->turn = k;
-	json_object_set_new(log, "turn", json_integer(k));
+	k = conversation_turn(format, body, key->script, &a->seq, &last);
 	prev = k > 0 ? json_array_get(key->script, k - 1) : NULL;
+	if (prev != NULL) {
+		json_int_t id;
+
+		a->args = poll_args(prev, last.s ?: "", &id);
+		if (a->args != NULL) {
+			/* The previous turn's command is still running: wait for it, as a
+			 * model would, before its result is checked. */
+			a->tool = json_string_value(json_object_get(json_object_get(prev, "poll"), "tool"));
+			json_object_set_new(log, "turn", json_integer(k - 1));
+			json_object_set_new(log, "poll", json_integer(id));
+			json_object_set_new(log, "tool", json_string(a->tool));
+			return;
+		}
+	}
+	json_object_set_new(log, "turn", json_integer(k));
 	if (prev != NULL) {
 		const char *miss = unmet(json_object_get(prev, "expect"), last.s ?: "", false);
 		const char *bad = unmet(json_object_get(prev, "expect_not"), last.s ?: "", true);
