@@ -16,9 +16,13 @@ mkdir -p "$conf"
 cat >"$conf/settings.json" <<'JSON'
 {"permissions": {"defaultMode": "bypassPermissions"}, "includeCoAuthoredBy": false}
 JSON
+# test_patch builds and tests the project: minutes on a real task. "timeout" is Claude Code's
+# wall-clock limit on one MCP call; an hour, as for the other agents (the run's own timeout
+# still bounds it).
 mcp=$conf/ssebench-mcp.json
 if [ -n "${SSE_MCP_URL:-}" ]; then
-	printf '{"mcpServers": {"ssebench": {"type": "http", "url": "%s"}}}\n' "$SSE_MCP_URL" >"$mcp"
+	printf '{"mcpServers": {"ssebench": {"type": "http", "url": "%s", "timeout": 3600000}}}\n' \
+		"$SSE_MCP_URL" >"$mcp"
 else
 	printf '{"mcpServers": {}}\n' >"$mcp"
 fi

@@ -14,9 +14,12 @@ here=/opt/ssebench-agent/opencode
 # environment ({env:...}), not written to the file.
 conf=$HOME/.config/opencode
 mkdir -p "$conf"
+# test_patch builds and tests the project: minutes on a real task. OpenCode ends an MCP call
+# that outlasts "timeout" with "Request timed out" (unset: its MCP client's default, 60 s in
+# the MCP TypeScript SDK); an hour, as for the other agents (the run's timeout still bounds it).
 mcp=
 if [ -n "${SSE_MCP_URL:-}" ]; then
-	mcp=", \"mcp\": {\"ssebench\": {\"type\": \"remote\", \"url\": \"$SSE_MCP_URL\", \"enabled\": true}}"
+	mcp=", \"mcp\": {\"ssebench\": {\"type\": \"remote\", \"url\": \"$SSE_MCP_URL\", \"enabled\": true, \"timeout\": 3600000}}"
 fi
 cat >"$conf/ssebench.json" <<JSON
 {
