@@ -174,6 +174,7 @@ int cmd_k8s_node_files(const struct cli_command *cmd, int argc, char **argv);
 int cmd_run(const struct cli_command *cmd, int argc, char **argv);
 int cmd_build_case(const struct cli_command *cmd, int argc, char **argv);
 int cmd_images_base(const struct cli_command *cmd, int argc, char **argv);
+int cmd_images_push(const struct cli_command *cmd, int argc, char **argv);
 int cmd_runs(const struct cli_command *cmd, int argc, char **argv);
 int cmd_init(const struct cli_command *cmd, int argc, char **argv);
 int cmd_models_list(const struct cli_command *cmd, int argc, char **argv);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd-images.c: `ssebench images base` and `ssebench build-case`. */
+/* cmd-images.c: `ssebench images base`, `images push` and `ssebench build-case`. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sb/diag.h"
@@ -15,6 +17,7 @@
 #include "cli.h"
 #include "docker.h"
 #include "images.h"
+#include "registry.h"
 
 int
 cmd_images_base(const struct cli_command *cmd, int argc, char **argv)
@@ -191,4 +194,58 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 	}
 	sb_dataset_free(ds);
 	return failed ? SB_EXIT_FAILURE : SB_EXIT_OK;
+}
+
+/* `ssebench images push --registry R [--lock FILE] IMAGE...`: each local image pushed to R,
+ * pinned by the digest R holds, and recorded in the images lock (registry.h). */
+int
+cmd_images_push(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "registry", required_argument, NULL, 'r' },
+		{ "lock", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *reg = NULL, *lock = "images.lock.json";
+	struct sb_error *err = NULL;
+	size_t failed = 0;
+	int c, rc = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "+h", longopts, &rc)) != -1) {
+		switch (c) {
+		case -2:
+			return rc;
+		case 'r': reg = optarg; break;
+		case 'L': lock = optarg; break;
+		default: break;
+		}
+	}
+	if (reg == NULL)
+		return cli_usage_error(cmd, "--registry R is required");
+	if (registry_check(reg, &err) < 0) {
+		rc = cli_usage_error(cmd, "%s", sb_error_message(err));
+		sb_error_release(&err);
+		return rc;
+	}
+	if (optind >= argc)
+		return cli_usage_error(cmd, "no image named (see 'ssebench images list')");
+	if (*lock == '\0')
+		return cli_usage_error(cmd, "--lock needs a file name");
+	for (int i = optind; i < argc; i++) {
+		_cleanup_free_ char *pinned = NULL, *id = NULL;
+
+		progress("pushing %s to %s", argv[i], reg);
+		if (registry_push(reg, argv[i], &pinned, &id, &err) < 0 ||
+		    registry_lock_add(lock, reg, argv[i], id, pinned, &err) < 0) {
+			(void)cli_fail("%s", sb_error_message(err));
+			sb_error_release(&err);
+			failed++;
+			continue;
+		}
+		printf("%s %s\n", argv[i], pinned);
+	}
+	if (fflush(stdout) != 0)
+		return cli_fail("writing the pins: %s", strerror(errno));
+	return failed > 0 ? SB_EXIT_FAILURE : SB_EXIT_OK;
 }

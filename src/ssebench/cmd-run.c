@@ -57,6 +57,7 @@
 #include "network.h"
 #include "models.h"
 #include "proxy.h"
+#include "registry.h"
 #include "run.h"
 #include "untar.h"
 
@@ -1022,6 +1023,7 @@ struct run {
 	char *parent, *run_dir; /* <results>/<task>/<model>/<agent>, and it/<run id> */
 	/* Built (run_build_images). */
 	char *case_image, *task_image, *agent_image, *log_path;
+	char *agent_pinned; /* Kubernetes with a registry: agent_image as pushed, by digest */
 	char digest[65];
 	/* Prepared (run_prepare_host, run_prepare_dir). */
 	struct run_disk disk;
@@ -1138,6 +1140,11 @@ check_k8s(struct run *r)
 					    "(docs/kubernetes.md); use --backend docker"));
 	if (kube_settings(&r->kube, &err) < 0)
 		return run_fail(r, &err);
+	if (cli_setting("SSEBENCH_K8S_REGISTRY", NULL) != NULL &&
+	    registry_check(cli_setting("SSEBENCH_K8S_REGISTRY", NULL), &err) < 0) {
+		sb_error_prefix(&err, "SSEBENCH_K8S_REGISTRY");
+		return run_fail(r, &err);
+	}
 	return 0;
 }
 
@@ -1273,9 +1280,19 @@ run_build_images(struct run *r)
 		return run_fail(r, &err);
 	if (r->k8s && !o->images_only) {
 		const char *const imgs[] = { r->agent_image, NULL };
+		const char *reg = cli_setting("SSEBENCH_K8S_REGISTRY", NULL);
 
-		if (kube_import_images(imgs, &err) < 0)
+		/* With a registry the Job names the image by the digest this push gave: the
+		 * nodes run exactly what was built and checked here, whatever the tag says
+		 * later. Without one, the image is imported into the cluster's runtime. */
+		if (reg != NULL) {
+			progress("pushing %s to %s", r->agent_image, reg);
+			if (registry_push(reg, r->agent_image, &r->agent_pinned, NULL, &err) < 0)
+				return run_fail(r, &err);
+			progress("the Job's image: %s", r->agent_pinned);
+		} else if (kube_import_images(imgs, &err) < 0) {
 			return run_fail(r, &err);
+		}
 	}
 	if (o->images_only) {
 		/* A job's image build (job.c): the images are there; no run. */
@@ -1629,7 +1646,7 @@ k8s_describe(struct run *r, struct k8s_run *kr, char **secrets, char **patch,
 	kr->agent = o->agent;
 	kr->model = o->model;
 	kr->job_id = o->job_id;
-	kr->image = r->agent_image;
+	kr->image = r->agent_pinned != NULL ? r->agent_pinned : r->agent_image;
 	kr->source = r->task->config->source.s;
 	kr->runtime_class = o->runtime != NULL ? o->runtime
 					      : cli_setting("SSEBENCH_K8S_RUNTIME_CLASS", NULL);
@@ -2088,6 +2105,9 @@ write_summary(struct run *r, int rfd, json_t *cfg, struct sb_error **err)
 	    "images", "case", r->case_image, "agent", r->agent_image, "case_task_files", r->digest);
 	json_object_set_new(json_object_get(summary, "images"), "task",
 	    json_string(r->task_image));
+	if (r->agent_pinned != NULL)
+		json_object_set_new(json_object_get(summary, "images"), "agent_pinned",
+		    json_string(r->agent_pinned));
 	json_object_set(summary, "network", json_object_get(result, "network"));
 	utc_second(ts);
 	json_object_set_new(summary, "finished_at", json_string(ts));
@@ -2224,9 +2244,9 @@ static void
 run_cleanup(struct run *r)
 {
 	char **owned[] = { &r->parent, &r->run_dir, &r->case_image, &r->task_image,
-		&r->agent_image, &r->log_path, &r->archive, &r->secrets_dir, &r->secrets, &r->ref,
-		&r->container, &r->task_container, &r->started_at, &r->k8s_name, &r->pod,
-		&r->collected[0], &r->collected[1], &r->evicted };
+		&r->agent_image, &r->agent_pinned, &r->log_path, &r->archive, &r->secrets_dir,
+		&r->secrets, &r->ref, &r->container, &r->task_container, &r->started_at,
+		&r->k8s_name, &r->pod, &r->collected[0], &r->collected[1], &r->evicted };
 	struct run_opts *o = r->o;
 
 	end_run_key(&r->px);

@@ -199,6 +199,29 @@ static const struct cli_command images_commands[] = {
 		    "Example: ssebench images prune --dry-run\n",
 	    .run = cmd_images_space,
 	},
+	{
+	    .name = "push",
+	    .summary = "push images to a registry, pinned by digest in an images lock",
+	    .usage = "ssebench images push --registry R [--lock FILE] IMAGE...",
+	    .help = "Push each local image (a name 'images list' shows) to registry R as\n"
+		    "R/NAME:TAG (NAME without $SSEBENCH_REGISTRY), and record it in the images lock\n"
+		    "FILE as {image, id, pinned}: its local image ID and R/NAME@sha256:DIGEST, the\n"
+		    "digest R answered for the push. Prints one line per image: the name and its\n"
+		    "pin. A cluster's nodes pull from R; a run on Kubernetes with\n"
+		    "SSEBENCH_K8S_REGISTRY=R pushes its own image and pins its Job to the digest\n"
+		    "(docs/kubernetes.md, \"Images\").\n"
+		    "\n"
+		    "  --registry R  HOST[:PORT][/PATH], lower case, no scheme\n"
+		    "  --lock FILE   the images lock (default: images.lock.json here); a lock\n"
+		    "                for another registry is refused\n"
+		    "\n"
+		    "Exit status: 0; 1 an image is not there or a push failed (the others still\n"
+		    "go); 2 a bad flag or registry name.\n"
+		    "\n"
+		    "Example: ssebench images push --registry 127.0.0.1:5000/ssebench \\\n"
+		    "           localhost/ssebench/agent-reference/cjson-cve-2023-53154:0.1.0\n",
+	    .run = cmd_images_push,
+	},
 	{ .name = NULL },
 };
 
@@ -380,7 +403,10 @@ static const struct cli_command top_commands[] = {
 		    "                    on Kubernetes, a RuntimeClass\n"
 		    "  --backend NAME    docker (default) or kubernetes: the run as a Job, with a\n"
 		    "                    NetworkPolicy and a Secret, in SSEBENCH_K8S_NAMESPACE, through\n"
-		    "                    SSEBENCH_KUBECTL (SSEBENCH_BACKEND; docs/kubernetes.md)\n"		    "\n"
+		    "                    SSEBENCH_KUBECTL (SSEBENCH_BACKEND; docs/kubernetes.md);\n"
+		    "                    with SSEBENCH_K8S_REGISTRY=R the image is pushed to R and\n"
+		    "                    the Job pinned to its digest\n"
+		    "\n"
 		    "A job (docs/jobs.md): more than one task, agent or model, or any of these, runs\n"
 		    "every combination, N at a time, in results/jobs/<job-id>/ (ssebench jobs ...):\n"
 		    "  --task ID, --agent NAME, --model NAME   each may be given more than once\n"

@@ -11,6 +11,8 @@
 #   - a restricted run is not scored, naming network_internal and host_unreachable: this
 #     cluster stores NetworkPolicies but does not enforce them, and the pod's check probes
 #     whether the policy is in force, not whether it exists;
+#   - with SSEBENCH_K8S_REGISTRY (a registry of the test's own on loopback) a run pushes its
+#     image and its Job names it by the pushed digest, which the node pulls;
 #   - runs list, inspect and logs see a running run (the sleeper agent of tests/e2e/agents,
 #     in its agent phase); runs stop ends it (its CLI then fails, never with a grade, and
 #     deletes the rest); runs remove deletes what a CLI killed with SIGKILL left;
@@ -53,6 +55,7 @@ k() {
 }
 
 sb_cleanup_hook() {
+	[ -z "${REG_PID:-}" ] || kill "$REG_PID" 2>/dev/null
 	if [ "$UP" = 1 ]; then
 		k delete jobs,networkpolicies,secrets -l ssebench.run --wait=true >/dev/null 2>&1
 		[ "$WAS_UP" = 1 ] || "$K8S_DOWN" >"$SB_TMP/down.log" 2>&1 || diag "k8s-down failed"
@@ -73,7 +76,7 @@ set -a
 eval "$("$K8S_UP" --env)"
 set +a
 [ -n "${SSEBENCH_K8S_HOST:-}" ] || diag "no SSEBENCH_K8S_HOST: the bridge has no address"
-plan 38
+plan 41
 
 # run_k RESULT_VAR ARGS...: `ssebench run --json ARGS...`; the run's directory in RESULT_VAR_dir.
 run_k() {
@@ -114,9 +117,31 @@ like "$(field "$res_dir/isolation.json" 'd["phases"]["before_agent"]["host_unrea
 	"answered|accepted" "restricted: the node's address answered a pod the policy forbids it"
 is "$(field "$res_dir/summary.json" 'd["scored"]')" False "restricted: summary: not scored"
 
+# --- a registry: the sleeper's image pushed, its Job pinned to the digest, the node pulls it -----
+# A registry of our own on loopback (Debian's docker-registry; k8s-up installs it), which the
+# cluster's containerd may pull from over plain HTTP (k8s-up --registry-http).
+REG_PID=
+for _ in 1 2 3 4 5; do
+	reg=127.0.0.1:$((20000 + RANDOM % 30000))
+	printf 'version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n' \
+		"$SB_TMP/registry" "$reg" >"$SB_TMP/registry.yml"
+	/usr/bin/docker-registry serve "$SB_TMP/registry.yml" >"$SB_TMP/registry.log" 2>&1 &
+	REG_PID=$!
+	for _ in $(seq 50); do
+		curl -s -m 1 -o /dev/null "http://$reg/v2/" && break 2
+		kill -0 "$REG_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill "$REG_PID" 2>/dev/null
+	REG_PID=
+done
+[ -n "$REG_PID" ] || bail "docker-registry does not start: $(tail -n 5 "$SB_TMP/registry.log")"
+"$K8S_UP" --registry-http "$reg" >/dev/null || bail "k8s-up --registry-http $reg failed"
+
 # --- runs list, inspect, logs, stop, remove ----------------------------------------------------
 R1=k8s-stop-$$
-"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent sleeper --model none --egress open \
+SSEBENCH_K8S_REGISTRY=$reg/sse SSEBENCH_K8S_IMPORT=/bin/false \
+	"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent sleeper --model none --egress open \
 	--run-id "$R1" --timeout 900 >"$SB_TMP/r1.out" 2>&1 &
 r1_pid=$!
 state=
@@ -127,6 +152,13 @@ for _ in $(seq 150); do
 	sleep 2
 done
 is "$state" running "runs list --json: the run's Job is running"
+pin=$(sed -n 's/.*the Job.s image: //p' "$SB_TMP/r1.out" | head -1)
+like "$pin" "^$reg/sse/agent-sleeper/${SMALL,,}@sha256:[0-9a-f]{64}\$" \
+	"registry: the run pushed its image and pins its Job to the digest (no import)"
+is "$(k get pods -l "ssebench.run=$R1" -o json | jq -r '.items[0] | [.spec.containers[].image,
+	.spec.initContainers[].image] | unique | join(" ")')" "$pin" "registry: every container of the pod runs the pinned image"
+like "$(k get pods -l "ssebench.run=$R1" -o json | jq -r '.items[0].status.containerStatuses[].imageID')" \
+	"${pin#*@}" "registry: and the node pulled exactly that digest"
 run_cmd ins "$SSEBENCH" runs inspect --json "$R1"
 is "$(printf '%s\n' "$ins_out" | jq -r '.run_id, .task, .egress' | paste -sd' ')" \
 	"$R1 $SMALL open" "runs inspect --json: the run, from its Job's annotations"

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * registry.h: the run images in a registry, for a cluster whose nodes pull them
+ * (docs/kubernetes.md, "Images"): the local build pushed under the registry's name and
+ * pinned by the digest the registry holds, and the images lock that records each pin.
+ */
+#ifndef SSEBENCH_REGISTRY_H
+#define SSEBENCH_REGISTRY_H
+
+#include <stdbool.h>
+
+#include "sb/error.h"
+
+/*
+ * Whether `r` is a registry to push to: HOST[:PORT][/PATH...], lower case, HOST of letters,
+ * digits, '.' and '-', PATH components of letters, digits, '.', '_' and '-' that start with
+ * a letter or digit. Fails (EINVAL) saying what is wrong.
+ */
+int registry_check(const char *r, struct sb_error **err);
+
+/* The name `local` (a local build, "$SSEBENCH_REGISTRY/NAME:TAG") gets under registry `r`:
+ * "R/NAME:TAG". */
+char *registry_name(const char *r, const char *local);
+
+/*
+ * Push the local image `local` to registry `r` (docker tag, then docker push) and give its
+ * pinned name, "R/NAME@sha256:...", in *ret_pinned and the local image ID in *ret_id
+ * (either may be NULL). The pin is the digest the registry answered for this push.
+ */
+int registry_push(const char *r, const char *local, char **ret_pinned, char **ret_id,
+    struct sb_error **err);
+
+/*
+ * Record a push in the images lock at `path` (JSON: {"registry": R, "images": [{"image",
+ * "id", "pinned"}...]}, one entry per local image name, newest pin kept), written
+ * atomically. A lock that is not one, or names another registry, is an error.
+ */
+int registry_lock_add(const char *path, const char *r, const char *local, const char *id,
+    const char *pinned, struct sb_error **err);
+
+#endif
