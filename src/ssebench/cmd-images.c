@@ -232,6 +232,13 @@ cmd_images_push(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "no image named (see 'ssebench images list')");
 	if (*lock == '\0')
 		return cli_usage_error(cmd, "--lock needs a file name");
+	/* A lock that cannot take the pins is found before anything is pushed. One `images
+	 * push` at a time per lock: each adds its entries to the file as it read it. */
+	if (registry_lock_check(lock, reg, &err) < 0) {
+		rc = cli_fail("%s", sb_error_message(err));
+		sb_error_release(&err);
+		return rc;
+	}
 	for (int i = optind; i < argc; i++) {
 		_cleanup_free_ char *pinned = NULL, *id = NULL;
 

@@ -23,17 +23,23 @@ int registry_check(const char *r, struct sb_error **err);
 char *registry_name(const char *r, const char *local);
 
 /*
- * Push the local image `local` to registry `r` (docker tag, then docker push) and give its
- * pinned name, "R/NAME@sha256:...", in *ret_pinned and the local image ID in *ret_id
- * (either may be NULL). The pin is the digest the registry answered for this push.
+ * Push the local image `local` to registry `r` and give its pinned name,
+ * "R/NAME@sha256:...", in *ret_pinned and its image ID in *ret_id (either may be NULL).
+ * The image is taken by ID once (docker tag ID R/NAME:TAG, docker push); the pin is the
+ * digest the push reported, checked to name that ID. The R/... references are dropped
+ * afterwards.
  */
 int registry_push(const char *r, const char *local, char **ret_pinned, char **ret_id,
     struct sb_error **err);
 
+/* Whether `path` can take the pins of registry `r` (see registry_lock_add), before any
+ * push. */
+int registry_lock_check(const char *path, const char *r, struct sb_error **err);
+
 /*
  * Record a push in the images lock at `path` (JSON: {"registry": R, "images": [{"image",
  * "id", "pinned"}...]}, one entry per local image name, newest pin kept), written
- * atomically. A lock that is not one, or names another registry, is an error.
+ * atomically. A link, a lock that is not one, or one for another registry is an error.
  */
 int registry_lock_add(const char *path, const char *r, const char *local, const char *id,
     const char *pinned, struct sb_error **err);

@@ -128,7 +128,8 @@ for _ in 1 2 3 4 5; do
 	/usr/bin/docker-registry serve "$SB_TMP/registry.yml" >"$SB_TMP/registry.log" 2>&1 &
 	REG_PID=$!
 	for _ in $(seq 50); do
-		curl -s -m 1 -o /dev/null "http://$reg/v2/" && break 2
+		kill -0 "$REG_PID" 2>/dev/null && curl -fsS -m 1 -o /dev/null "http://$reg/v2/" 2>/dev/null &&
+			kill -0 "$REG_PID" 2>/dev/null && break 2
 		kill -0 "$REG_PID" 2>/dev/null || break
 		sleep 0.2
 	done
@@ -153,7 +154,7 @@ for _ in $(seq 150); do
 done
 is "$state" running "runs list --json: the run's Job is running"
 pin=$(sed -n 's/.*the Job.s image: //p' "$SB_TMP/r1.out" | head -1)
-like "$pin" "^$reg/sse/agent-sleeper/${SMALL,,}@sha256:[0-9a-f]{64}\$" \
+like "$pin" "^${reg//./\\.}/sse/agent-sleeper/${SMALL,,}@sha256:[0-9a-f]{64}\$" \
 	"registry: the run pushed its image and pins its Job to the digest (no import)"
 is "$(k get pods -l "ssebench.run=$R1" -o json | jq -r '.items[0] | [.spec.containers[].image,
 	.spec.initContainers[].image] | unique | join(" ")')" "$pin" "registry: every container of the pod runs the pinned image"
