@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * registry.c: the run images in a registry (registry.h; docs/kubernetes.md, "Images").
- * docker tags and pushes; the pin is read back from the engine (RepoDigests), which holds
- * the digest the registry answered for the push.
+ * docker tags the image by its ID and pushes it; the pin is the digest the push reported
+ * for that tag, checked with the engine to name the same image ID.
  */
 #include "config.h"
 
@@ -98,7 +98,8 @@ registry_check(const char *r, struct sb_error **err)
 
 		while (*p >= '0' && *p <= '9' && p - port < 6)
 			v = v * 10 + (unsigned long)(*p++ - '0');
-		if (p == port || v == 0 || v > 65535 || (*p >= '0' && *p <= '9'))
+		/* No leading zero: the pin must spell the address as k8s-up's hosts.toml does. */
+		if (p == port || v == 0 || v > 65535 || (*p >= '0' && *p <= '9') || *port == '0')
 			return sb_error_set(err, EINVAL,
 			    "registry '%s': the port is not a number from 1 to 65535", r);
 	}
@@ -220,8 +221,16 @@ registry_push(const char *r, const char *local, char **ret_pinned, char **ret_id
 	struct sb_cmd_result res;
 	int code;
 
+	const char *slash = strrchr(local, '/'), *tag = strrchr(slash != NULL ? slash : local, ':');
+
 	if (registry_check(r, err) < 0)
 		return -1;
+	/* The push reports its digest by tag: the image must have one (ours all do). */
+	if (tag == NULL || tag[1] == '\0')
+		return sb_error_set(err, EINVAL, "cannot push %s: name the image with its tag, "
+						 "as 'ssebench images list' shows it",
+		    local);
+	tag++;
 	remote = registry_name(r, local);
 	repo = repository(remote);
 	/*
@@ -249,7 +258,11 @@ registry_push(const char *r, const char *local, char **ret_pinned, char **ret_id
 	(void)!write(STDERR_FILENO, res.out.s ?: "", res.out.len);
 	(void)!write(STDERR_FILENO, res.err.s ?: "", res.err.len);
 	code = res.exit_code;
-	digest = code == 0 ? pushed_digest(res.out.s ?: "", strrchr(remote, ':') + 1) : NULL;
+	digest = code == 0 ? pushed_digest(res.out.s ?: "", tag) : NULL;
+	if (res.timed_out) {
+		sb_cmd_result_release(&res);
+		return sb_error_set(err, ETIMEDOUT, "docker push %s took more than an hour", remote);
+	}
 	sb_cmd_result_release(&res);
 	if (code != 0)
 		return sb_error_set(err, EIO, "docker push %s failed (status %d)", remote, code);
@@ -261,11 +274,12 @@ registry_push(const char *r, const char *local, char **ret_pinned, char **ret_id
 	if (strcmp(pinned_id, id) != 0)
 		return sb_error_set(err, EIO, "%s names image %s, not the one pushed (%s)", pinned,
 		    pinned_id, id);
-	/* The references under r were only for the push: `images prune` knows the local
-	 * names only, and these would keep the image on disk. */
-	sb_argv_release(&a);
-	sb_argv_pushl(&a, "image", "rm", "--no-prune", remote, pinned, NULL);
-	(void)docker_output(&a, NULL, NULL);
+	/*
+	 * The R/ references stay in the engine. Removing them here raced with the other runs
+	 * of a job that push the same image (one's removal between another's tag and push
+	 * failed that push), and could untag the local build itself when R is
+	 * $SSEBENCH_REGISTRY. `docker image rm R/NAME:TAG` frees them.
+	 */
 	if (ret_pinned != NULL)
 		*ret_pinned = TAKE_PTR(pinned);
 	if (ret_id != NULL)

@@ -12,9 +12,11 @@
 #include "sb/error.h"
 
 /*
- * Whether `r` is a registry to push to: HOST[:PORT][/PATH...], lower case, HOST of letters,
- * digits, '.' and '-', PATH components of letters, digits, '.', '_' and '-' that start with
- * a letter or digit. Fails (EINVAL) saying what is wrong.
+ * Whether `r` is a registry to push to: HOST[:PORT][/PATH...], lower case, HOST of DNS
+ * labels with a '.' or a port (or "localhost": docker takes a one-word host for a Docker
+ * Hub account), not Docker Hub's; PORT 1 to 65535 without a leading zero; PATH components
+ * of letters and digits joined by '.', '_', '__' or runs of '-'. Fails (EINVAL) saying
+ * what is wrong.
  */
 int registry_check(const char *r, struct sb_error **err);
 
@@ -26,8 +28,7 @@ char *registry_name(const char *r, const char *local);
  * Push the local image `local` to registry `r` and give its pinned name,
  * "R/NAME@sha256:...", in *ret_pinned and its image ID in *ret_id (either may be NULL).
  * The image is taken by ID once (docker tag ID R/NAME:TAG, docker push); the pin is the
- * digest the push reported, checked to name that ID. The R/... references are dropped
- * afterwards.
+ * digest the push reported, checked to name that ID. `local` must have a tag.
  */
 int registry_push(const char *r, const char *local, char **ret_pinned, char **ret_id,
     struct sb_error **err);

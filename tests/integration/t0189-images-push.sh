@@ -5,7 +5,7 @@
 # command, a one-word host too (docker would push it to Docker Hub); each image is tagged by
 # its ID as R/NAME:TAG (NAME without $SSEBENCH_REGISTRY) and pushed; the pin is the digest
 # the push reported for that tag (not another tag's, not a malformed one), checked to name
-# the image; the R/ references are dropped; the images lock keeps one entry per image,
+# the image; nothing is removed from the engine; the images lock keeps one entry per image,
 # newest pin, and a lock for another registry, a broken one or a link is refused before any
 # push; one image that fails leaves the others pushed; a run on Kubernetes refuses a bad
 # SSEBENCH_K8S_REGISTRY before it builds.
@@ -33,7 +33,6 @@ case "\$1 \$2" in
 	name=\${*: -1}
 	[[ \$name == *missing* ]] && exit 1
 	if [[ \$name == *@* ]] && [ -e "$SB_TMP/moved" ]; then echo $moved; else echo $id; fi ;;
-"image rm") ;;
 "tag "*) ;;
 "push "*)
 	[[ \$2 == *fails* ]] && exit 1
@@ -54,7 +53,8 @@ pin=127.0.0.1:5000/team/agent-reference/cjson-cve-2023-53154@sha256:$hex
 for bad in 'HTTP://x' 'https://reg.example' '-reg' 'reg.' 'reg:' 'reg:123456' 'reg:0' \
 	'reg:65536' 'reg.example/../x' 'reg.example/.hidden' 'reg.example//x' 'reg..example' \
 	'reg.-x.example' 'reg.example/a..b' 'reg.example/a___b' 'reg.example/a-' 'Reg.example' \
-	'reg x' 'reg@sha256' 'ssebench' 'reg' 'docker.io' 'docker.io/team' 'index.docker.io/x' ''; do
+	'reg x' 'reg@sha256' 'ssebench' 'reg' 'docker.io' 'docker.io/team' 'index.docker.io/x' \
+	'127.0.0.1:05000' ''; do
 	: >"$log"
 	run_cmd r "$SSEBENCH" images push --registry "$bad" "$img"
 	is "$r_rc:$(wc -c <"$log")" "2:0" "registry '$bad' is refused (exit 2), before any docker command"
@@ -85,8 +85,7 @@ like "$calls" "^tag $id 127.0.0.1:5000/team/agent-reference/cjson-cve-2023-53154
 	"the image is tagged by its ID under R, without \$SSEBENCH_REGISTRY"
 like "$calls" "^push 127.0.0.1:5000/team/agent-reference/cjson-cve-2023-53154:0.1.0$" "and pushed"
 is "$(grep -c "^image inspect .* ${pin//./\\.}\$" "$log")" 1 "the pin is checked to name the image"
-like "$calls" "^image rm --no-prune 127.0.0.1:5000/team/agent-reference/cjson-cve-2023-53154:0.1.0 ${pin//./\\.}$" \
-	"and the references under R are dropped afterwards"
+unlike "$calls" "^image rm" "and nothing is removed: another run of a job may be pushing the same image"
 is "$(jq -c . images.lock.json)" \
 	"{\"registry\":\"127.0.0.1:5000/team\",\"images\":[{\"image\":\"$img\",\"id\":\"$id\",\"pinned\":\"$pin\"}]}" \
 	"images.lock.json records the image, its ID and its pin"
@@ -107,6 +106,11 @@ is "$r_rc" 1 "a missing image and a failed push: exit 1"
 like "$r_err" 'no local image localhost/ssebench/missing:1' "each says why"
 like "$r_err" 'docker push 127.0.0.1:5000/team/fails:1 failed' "(the failed push too)"
 is "$r_out" "$img2 $pin2" "and the others are still pushed"
+
+: >"$log"
+run_cmd r "$SSEBENCH" images push --registry 127.0.0.1:5000/team localhost/ssebench/untagged
+is "$r_rc:$(grep -c '^push' "$log")" "1:0" "an image named without its tag: exit 1, not pushed"
+like "$r_err" "name the image with its tag" "and it says so"
 
 touch "$SB_TMP/nodigest"
 run_cmd r "$SSEBENCH" images push --registry 127.0.0.1:5000/team "$img"
