@@ -197,7 +197,7 @@ cmd_build_case(const struct cli_command *cmd, int argc, char **argv)
 }
 
 /* `ssebench images push --registry R [--lock FILE] IMAGE...`: each local image pushed to R,
- * pinned by the digest R holds, and recorded in the images lock (registry.h). */
+ * pinned by the digest its push reported, and recorded in the images lock (registry.h). */
 int
 cmd_images_push(const struct cli_command *cmd, int argc, char **argv)
 {

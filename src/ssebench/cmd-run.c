@@ -880,10 +880,7 @@ check_model(const char *name)
 static int
 image_present(const char *image, struct sb_error **err)
 {
-	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
-
-	sb_argv_pushl(&a, "image", "inspect", "--format", "{{.Id}}", image, NULL);
-	if (docker_output(&a, NULL, NULL) != 0)
+	if (!docker_image_exists(image))
 		return sb_error_set(err, ENOENT, "the image %s is not there (--images-ready: the "
 		    "job should have built it)", image);
 	return 0;
@@ -1047,6 +1044,7 @@ struct run {
 	 * objects' name, the pod, the collected tar, whether the objects were made. */
 	bool k8s, k8s_made;
 	struct kube kube;
+	const char *registry; /* SSEBENCH_K8S_REGISTRY (check_k8s), or NULL */
 	char *k8s_name, *pod, *collected[2]; /* the results' tar, the archive's */
 	char *evicted; /* the kubelet's message, when the agent's disk use evicted the pod */
 };
@@ -1140,8 +1138,8 @@ check_k8s(struct run *r)
 					    "(docs/kubernetes.md); use --backend docker"));
 	if (kube_settings(&r->kube, &err) < 0)
 		return run_fail(r, &err);
-	if (cli_setting("SSEBENCH_K8S_REGISTRY", NULL) != NULL &&
-	    registry_check(cli_setting("SSEBENCH_K8S_REGISTRY", NULL), &err) < 0) {
+	r->registry = cli_setting("SSEBENCH_K8S_REGISTRY", NULL);
+	if (r->registry != NULL && registry_check(r->registry, &err) < 0) {
 		sb_error_prefix(&err, "SSEBENCH_K8S_REGISTRY");
 		return run_fail(r, &err);
 	}
@@ -1279,19 +1277,20 @@ run_build_images(struct run *r)
 	if (check_image_labels(r, &err) < 0)
 		return run_fail(r, &err);
 	if (r->k8s && !o->images_only) {
-		const char *const imgs[] = { r->agent_image, NULL };
-		const char *reg = cli_setting("SSEBENCH_K8S_REGISTRY", NULL);
-
 		/* With a registry the Job names the image by the digest this push gave: the
 		 * nodes run exactly what was built and checked here, whatever the tag says
 		 * later. Without one, the image is imported into the cluster's runtime. */
-		if (reg != NULL) {
-			progress("pushing %s to %s", r->agent_image, reg);
-			if (registry_push(reg, r->agent_image, &r->agent_pinned, NULL, &err) < 0)
+		if (r->registry != NULL) {
+			progress("pushing %s to %s", r->agent_image, r->registry);
+			if (registry_push(r->registry, r->agent_image, &r->agent_pinned, NULL,
+				&err) < 0)
 				return run_fail(r, &err);
 			progress("the Job's image: %s", r->agent_pinned);
-		} else if (kube_import_images(imgs, &err) < 0) {
-			return run_fail(r, &err);
+		} else {
+			const char *const imgs[] = { r->agent_image, NULL };
+
+			if (kube_import_images(imgs, &err) < 0)
+				return run_fail(r, &err);
 		}
 	}
 	if (o->images_only) {

@@ -272,13 +272,19 @@ docker_engine_ok(char **ret_why)
 	return ok;
 }
 
-bool
-docker_image_exists(const char *name)
+int
+docker_image_id(const char *name, char **ret_id, struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 
 	sb_argv_pushl(&a, "image", "inspect", "--format", "{{.Id}}", name, NULL);
-	return docker_output(&a, NULL, NULL) == 0;
+	return docker_output(&a, ret_id, err);
+}
+
+bool
+docker_image_exists(const char *name)
+{
+	return docker_image_id(name, NULL, NULL) == 0;
 }
 
 int

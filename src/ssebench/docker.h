@@ -105,6 +105,10 @@ void docker_run_args(const struct docker_container *c, struct sb_argv *args);
 /* Does the engine answer? */
 bool docker_engine_ok(char **ret_why);
 
+/* The image ID of a local image in *ret_id (may be NULL): `docker image inspect`'s exit
+ * code (0: there), or -1 when the client could not run. */
+int docker_image_id(const char *name, char **ret_id, struct sb_error **err);
+
 /* Does the image exist locally? */
 bool docker_image_exists(const char *name);
 

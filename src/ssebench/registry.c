@@ -196,12 +196,10 @@ pushed_digest(const char *out, const char *tag)
 static char *
 image_id(const char *name, struct sb_error **err)
 {
-	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	char *id = NULL;
 	int code;
 
-	sb_argv_pushl(&a, "image", "inspect", "--format", "{{.Id}}", name, NULL);
-	if ((code = docker_output(&a, &id, err)) < 0)
+	if ((code = docker_image_id(name, &id, err)) < 0)
 		return NULL;
 	if (code != 0 || id == NULL || !sha256_ref(id)) {
 		free(id);
@@ -219,9 +217,8 @@ registry_push(const char *r, const char *local, char **ret_pinned, char **ret_id
 	_cleanup_free_ char *pinned = NULL, *pinned_id = NULL;
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	struct sb_cmd_result res;
-	int code;
-
 	const char *slash = strrchr(local, '/'), *tag = strrchr(slash != NULL ? slash : local, ':');
+	int code;
 
 	if (registry_check(r, err) < 0)
 		return -1;

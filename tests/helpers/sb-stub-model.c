@@ -568,25 +568,24 @@ conversation_turn(const char *format, const json_t *body, const json_t *script, 
  * ID N"; write_stdin with no characters waits for more). NULL when there is nothing to poll.
  */
 static char *
-poll_args(const json_t *turn, const char *result, json_int_t *id)
+poll_args(const json_t *turn, const char *result, const char **tool, json_int_t *id)
 {
 	const json_t *poll = json_object_get(turn, "poll");
 	const char *when = json_string_value(json_object_get(poll, "while"));
 	const char *field = json_string_value(json_object_get(poll, "id"));
 	const char *at;
-	char *end;
 	json_t *in;
 	char *s;
 
-	if (when == NULL || field == NULL || *when == '\0' ||
-	    !json_is_string(json_object_get(poll, "tool")) ||
+	*tool = json_string_value(json_object_get(poll, "tool"));
+	if (when == NULL || field == NULL || *when == '\0' || *tool == NULL ||
 	    (at = strstr(result, when)) == NULL)
 		return NULL;
 	at += strlen(when);
 	if (*at < '0' || *at > '9')
 		return NULL;
 	errno = 0;
-	*id = strtoll(at, &end, 10);
+	*id = strtoll(at, NULL, 10);
 	if (errno != 0)
 		return NULL;
 	in = json_is_object(json_object_get(poll, "input"))
@@ -658,13 +657,14 @@ script_answer(const struct key *key, const char *format, const json_t *body, jso
 	k = conversation_turn(format, body, key->script, &a->seq, &last);
 	prev = k > 0 ? json_array_get(key->script, k - 1) : NULL;
 	if (prev != NULL) {
+		const char *tool;
 		json_int_t id;
 
-		a->args = poll_args(prev, last.s ?: "", &id);
+		a->args = poll_args(prev, last.s ?: "", &tool, &id);
 		if (a->args != NULL) {
 			/* The previous turn's command is still running: wait for it, as a
 			 * model would, before its result is checked. */
-			a->tool = json_string_value(json_object_get(json_object_get(prev, "poll"), "tool"));
+			a->tool = tool;
 			json_object_set_new(log, "turn", json_integer(k - 1));
 			json_object_set_new(log, "poll", json_integer(id));
 			json_object_set_new(log, "tool", json_string(a->tool));
