@@ -77,7 +77,8 @@ load_paths(struct ep_config *c, struct sb_error **err)
 	    env_path("SSE_RUNNER_DIR", "/var/lib/ssebench-runner", &c->runner_dir, err) < 0 ||
 	    env_path("SSE_RUNNER_ROOT", "/", &c->runner_root, err) < 0 ||
 	    env_path("SSE_DAEMON_STATE", "/var/lib/ssebench-daemon", &c->daemon_state, err) < 0 ||
-	    env_path("SSE_REFERENCE_PATH", "/reference/patch.diff", &c->reference_path, err) < 0)
+	    env_path("SSE_REFERENCE_PATH", "/reference/patch.diff", &c->reference_path, err) < 0 ||
+	    env_path("SSE_KEY_ANSWER", c->results, &c->key_answer, err) < 0)
 		return -1;
 	return 0;
 }

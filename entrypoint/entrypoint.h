@@ -72,6 +72,7 @@ struct ep_config {
 	uint64_t agent_log_max; /* SSE_AGENT_LOG_MAX (SB_AGENT_LOG_MAX): agent.log, mcp.log */
 	bool keep_alive;     /* SSE_KEEP_ALIVE=1 */
 	bool proxy_key;	     /* SSE_PROXY_KEY=1: the CLI revokes a proxy key before grading */
+	char *key_answer;    /* SSE_KEY_ANSWER: where the CLI's answer appears (results) */
 	/* What the run claims, and where the hidden material is (isolation.c). */
 	char *bench_path;    /* SSE_BENCH_PATH: the task files */
 	char *repo_path;     /* SSE_REPO_PATH: the pristine repository */

@@ -203,6 +203,20 @@ ep_mark_phase_ended(struct ep *ep, struct sb_error **err)
 	    err);
 }
 
+/*
+ * The CLI's answer appears in the results (on Docker the run directory, which the CLI
+ * writes on the host), or in SSE_KEY_ANSWER: on Kubernetes a volume that the pod's
+ * collect container writes and this container mounts read-only (docs/kubernetes.md,
+ * "Models"). Opened without following a link; -1 while it cannot be.
+ */
+static int
+key_answer_dir(struct ep *ep)
+{
+	if (strcmp(ep->cfg.key_answer, ep->cfg.results) == 0)
+		return fcntl(ep->results_fd, F_DUPFD_CLOEXEC, 3);
+	return open(ep->cfg.key_answer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 void
 ep_wait_key_revoked(struct ep *ep)
 {
@@ -210,8 +224,10 @@ ep_wait_key_revoked(struct ep *ep)
 	_cleanup_buf_ struct sb_buf b = SB_BUF_INIT(64);
 
 	while (ep->stop_signal == 0 && sb_now_ms() < deadline) {
-		if (sb_read_file_at(ep->results_fd, EP_KEY_REVOKED, SB_OPEN_NO_SYMLINKS, &b, NULL) ==
-		    0) {
+		_cleanup_close_ int dfd = key_answer_dir(ep);
+
+		if (dfd >= 0 &&
+		    sb_read_file_at(dfd, EP_KEY_REVOKED, SB_OPEN_NO_SYMLINKS, &b, NULL) == 0) {
 			sb_buf_rtrim(&b);
 			snprintf(ep->key_status, sizeof(ep->key_status), "%s", b.s);
 			ep_log(b.len > 0 && strcmp(b.s, "revoked") == 0 ? SB_LOG_INFO : SB_LOG_WARN,

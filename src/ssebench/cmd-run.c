@@ -263,16 +263,13 @@ read_key_usage(struct phase_end *pe)
 
 /*
  * The agent phase has ended: the run's proxy key goes now, before grading runs the patch's
- * code (which has no network in its sandbox either: this is the second wall), and the run's
- * network is checked to hold only the run's containers and the proxy.
+ * code (which has no network in its sandbox either: this is the second wall). The answer
+ * the entrypoint waits for: "no key", "revoked" or "not revoked".
  */
-static void
-on_phase_end(struct phase_end *pe)
+static const char *
+revoke_run_key(struct phase_end *pe)
 {
-	_cleanup_free_ char *members = net_members(pe->net);
 	struct sb_error *err = NULL;
-	const char *what;
-	char *save = NULL;
 
 	pe->seen = true;
 	if (pe->px != NULL && pe->px->minted) {
@@ -286,6 +283,23 @@ on_phase_end(struct phase_end *pe)
 			pe->key_revoked = true;
 		}
 	}
+	return pe->px == NULL || !pe->px->minted ? "no key"
+		: pe->key_revoked		      ? "revoked"
+						      : "not revoked";
+}
+
+/*
+ * On Docker: the key goes (revoke_run_key), the answer is written into the run directory
+ * (the container's results), and the run's network is checked to hold only the run's
+ * containers and the proxy.
+ */
+static void
+on_phase_end(struct phase_end *pe)
+{
+	_cleanup_free_ char *members = net_members(pe->net);
+	const char *what = revoke_run_key(pe);
+	char *save = NULL;
+
 	for (char *c = members != NULL ? strtok_r(members, " \n", &save) : NULL; c != NULL;
 	     c = strtok_r(NULL, " \n", &save)) {
 		bool ours = false;
@@ -297,9 +311,6 @@ on_phase_end(struct phase_end *pe)
 	}
 	if (members == NULL && pe->foreign == NULL)
 		pe->foreign = sb_xstrdup("(the network could not be inspected)");
-	what = pe->px == NULL || !pe->px->minted ? "no key"
-		: pe->key_revoked		      ? "revoked"
-						      : "not revoked";
 	{
 		_cleanup_free_ char *text = sb_xasprintf("%s\n", what);
 
@@ -1045,6 +1056,7 @@ struct run {
 	bool k8s, k8s_made;
 	struct kube kube;
 	const char *registry; /* SSEBENCH_K8S_REGISTRY (check_k8s), or NULL */
+	struct k8s_settings ks; /* the proxy's pods and port (check_k8s), for the policy */
 	char *k8s_name, *pod, *collected[2]; /* the results' tar, the archive's */
 	char *evicted; /* the kubelet's message, when the agent's disk use evicted the pod */
 };
@@ -1132,12 +1144,25 @@ check_k8s(struct run *r)
 {
 	struct sb_error *err = NULL;
 
-	if (r->uses_model)
-		return run_stop(r, cli_fail("--backend kubernetes cannot run an agent that uses a "
-					    "model yet: the model proxy is not deployed on a cluster "
-					    "(docs/kubernetes.md); use --backend docker"));
 	if (kube_settings(&r->kube, &err) < 0)
 		return run_fail(r, &err);
+	/*
+	 * The proxy as the pod reaches it, in the cluster (docs/kubernetes.md, "Models"): the
+	 * CLI still makes and deletes the run's key through SSEBENCH_PROXY_ADMIN_URL
+	 * (proxy_configure), and the policy lets the pod reach the proxy's pods alone.
+	 */
+	if (r->uses_model) {
+		_cleanup_free_ char *url_default =
+		    sb_xasprintf("http://litellm.%s.svc:4000", r->kube.namespace);
+		const char *url = cli_setting("SSEBENCH_K8S_PROXY_URL", url_default);
+
+		if (k8s_proxy_settings(url, cli_setting("SSEBENCH_K8S_PROXY_SELECTOR",
+					       K8S_PROXY_SELECTOR_DEFAULT),
+			cli_setting("SSEBENCH_K8S_PROXY_PORT", NULL), &r->ks, &err) < 0)
+			return run_fail(r, &err);
+		free(r->px.agent_url);
+		r->px.agent_url = sb_xstrdup(url);
+	}
 	r->registry = cli_setting("SSEBENCH_K8S_REGISTRY", NULL);
 	if (r->registry != NULL && registry_check(r->registry, &err) < 0) {
 		sb_error_prefix(&err, "SSEBENCH_K8S_REGISTRY");
@@ -1662,6 +1687,26 @@ k8s_describe(struct run *r, struct k8s_run *kr, char **secrets, char **patch,
 }
 
 /*
+ * A run with a model on Kubernetes, at the end of its agent phase (the collect
+ * container's readiness: k8s.c, collect_container): the key goes, and the answer the
+ * entrypoint waits for before grading is written through the collect container. A failed
+ * answer is said; the entrypoint then grades after its 60 s, and says so in isolation.json.
+ */
+static void
+k8s_phase_end(struct run *r, const char *pod)
+{
+	const char *what = revoke_run_key(&r->pe);
+	struct sb_error *err = NULL;
+
+	if (kube_key_answer(&r->kube, pod, what, &err) < 0) {
+		sb_log(SB_LOG_WARN, "telling pod %s that the agent phase's key is %s: %s", pod, what,
+		    sb_error_message(err));
+		sb_error_release(&err);
+	}
+	progress("agent phase over: the run's proxy key %s", what);
+}
+
+/*
  * Wait until the pod's sandbox container has ended (r->pod), saying each new state; a pod
  * that cannot start (an image that is not there, an init container that failed) fails at
  * once. Ctrl-C stops the wait (r->interrupted); run_cleanup deletes the objects.
@@ -1709,6 +1754,8 @@ k8s_wait(struct run *r, struct sb_error **err)
 			progress("pod of Job %s: %s", r->k8s_name, cli_safe(now));
 		free(last);
 		last = now;
+		if (r->pe.px != NULL && !r->pe.seen && p.collect_ready && p.name != NULL)
+			k8s_phase_end(r, p.name);
 		if (p.sandbox == KUBE_CTR_DONE) {
 			progress("the container exited with status %d", p.exit_code);
 			/* The whole pod ended (runs stop, its deadline): nothing to collect from. */
@@ -1800,19 +1847,20 @@ static int
 k8s_start(struct run *r)
 {
 	struct k8s_run kr = K8S_RUN_INIT;
-	struct k8s_settings ks = K8S_SETTINGS_INIT;
+	struct k8s_settings *ks = &r->ks;
 	_cleanup_free_ char *secrets = NULL, *patch = NULL;
 	struct sb_error *err = NULL;
 	json_t *objs = NULL;
 	char ts[32];
 	int k;
 
-	ks.namespace = r->kube.namespace;
-	ks.seccomp_localhost = cli_setting("SSEBENCH_K8S_SECCOMP", NULL);
-	ks.cpu_request = cli_setting("SSEBENCH_K8S_CPU_REQUEST", NULL);
+	ks->namespace = r->kube.namespace;
+	ks->seccomp_localhost = cli_setting("SSEBENCH_K8S_SECCOMP", NULL);
+	ks->cpu_request = cli_setting("SSEBENCH_K8S_CPU_REQUEST", NULL);
+	r->pe.px = r->uses_model ? &r->px : NULL;
 	k = k8s_describe(r, &kr, &secrets, &patch, &err);
 	if (k == 0)
-		k = k8s_run_manifests(&kr, &ks, &objs, &err);
+		k = k8s_run_manifests(&kr, ks, &objs, &err);
 	sb_argv_release(&kr.env);
 	if (k < 0)
 		return run_fail(r, &err);
@@ -2280,6 +2328,7 @@ run_cleanup(struct run *r)
 		agent_cgroup_remove(r->rx.agent_cgroup);
 	if (r->pe.run_fd >= 0)
 		close(r->pe.run_fd);
+	sb_argv_release(&r->ks.proxy_pods);
 	free(r->pe.foreign);
 	run_ctx_release(&r->rx);
 	if (r->secrets_dir != NULL) {
@@ -2313,7 +2362,7 @@ static int
 run_one(struct run_opts *o)
 {
 	struct run r = { .o = o, .rc = SB_EXIT_FAILURE, .diags = SB_DIAGS_INIT,
-		.pe = { .run_fd = -1 }, .outcome = SB_ISO_UNSCORED };
+		.pe = { .run_fd = -1 }, .outcome = SB_ISO_UNSCORED, .ks = K8S_SETTINGS_INIT };
 
 	r.t0 = progress_clock();
 	r.rx.o = o;

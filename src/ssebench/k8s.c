@@ -11,7 +11,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sb/mem.h"
@@ -138,6 +140,16 @@ k8s_eviction_is_agents(const char *msg)
 #define SECRETS_PATH	"/run/ssebench-secrets/run.env"
 #define REFERENCE_PATH	"/reference/patch.diff"
 #define PREPARE_MOUNT	"/sse-prepare"
+/*
+ * A run with a model: where the sandbox container reads the CLI's word that the run's
+ * proxy key is gone (entrypoint: SSE_KEY_ANSWER). A volume of its own, read-only there
+ * and written only through the collect container (kubectl.c:kube_key_answer): the Docker
+ * backend writes that answer into the results directory on the host, which a pod's
+ * results are not. Below /var/lib/ssebench, which the entrypoint makes root's alone.
+ */
+#define KEY_ANSWER_PATH "/var/lib/ssebench/answer"
+/* The collect container's readiness: the agent phase has ended (entrypoint step 9). */
+#define PHASE_ENDED_PROBE_S 2
 
 /* A JSON string of s, which check_run found to be UTF-8 before anything was built. */
 static json_t *
@@ -548,6 +560,8 @@ run_mounts(const struct k8s_run *run)
 	push(ms, mount("secrets", SECRETS_PATH, "run.env", true));
 	if (run->reference_patch != NULL)
 		push(ms, mount("reference", REFERENCE_PATH, "patch.diff", true));
+	if (run->uses_model)
+		push(ms, mount("answer", KEY_ANSWER_PATH, NULL, true));
 	return ms;
 }
 
@@ -563,6 +577,9 @@ run_env(const struct k8s_run *run)
 
 		push(env, json_pack("{s:s, s:s}", "name", name, "value", eq + 1));
 	}
+	if (run->uses_model)
+		push(env, json_pack("{s:s, s:s}", "name", "SSE_KEY_ANSWER", "value",
+		    KEY_ANSWER_PATH));
 	return env;
 }
 
@@ -597,8 +614,17 @@ prepare_container(const struct k8s_run *run, const struct k8s_settings *st, size
  * The container the results are collected from (kubectl.c:kube_collect, by exec of tar)
  * once the sandbox container has ended: the results and the archive, read-only, and
  * nothing else. It only waits; it reads what root and the agent left, so it is root with
- * DAC_READ_SEARCH alone (read any file, write none), and what it sends is unpacked as
- * hostile input (untar.c). Its own small budget, which the run's limits do not pay for.
+ * DAC_READ_SEARCH alone (read any file, write none but the answer below), and what it
+ * sends is unpacked as hostile input (untar.c). Its own small budget, which the run's
+ * limits do not pay for.
+ *
+ * A run with a model: the CLI revokes the run's proxy key when the agent phase ends and
+ * before grading, as on Docker (cmd-run.c:k8s_phase_end). The CLI learns of the end from
+ * this container's readiness, which a probe of the entrypoint's "agent-phase-ended" in
+ * the results sets (the CLI reads the pod's status every 2 s anyway: no extra call while
+ * the agent works), and answers through this container into the "answer" volume, which
+ * only it can write. Only root writes the results; an agent that could fake the marker
+ * would only lose its own key early.
  */
 static json_t *
 collect_container(const struct k8s_run *run)
@@ -618,6 +644,15 @@ collect_container(const struct k8s_run *run)
 	set(c, "volumeMounts", json_pack("[o, o]",
 	    mount("results", K8S_COLLECT_ROOT "/results", NULL, true),
 	    mount("archive", K8S_COLLECT_ROOT "/archive", NULL, true)));
+	if (run->uses_model) {
+		push(json_object_get(c, "volumeMounts"), mount("answer", K8S_KEY_ANSWER_DIR,
+		    NULL, false));
+		set(c, "readinessProbe", json_pack("{s:{s:[s, s, s]}, s:i, s:i, s:i, s:i}",
+		    "exec", "command", "/usr/bin/test", "-e",
+		    K8S_COLLECT_ROOT "/results/" K8S_PHASE_ENDED, "periodSeconds",
+		    PHASE_ENDED_PROBE_S, "timeoutSeconds", 1, "successThreshold", 1,
+		    "failureThreshold", 1));
+	}
 	return c;
 }
 
@@ -647,6 +682,10 @@ run_volumes(const struct k8s_run *run, const char *secret_name)
 		push(vs, json_pack("{s:s, s:{s:s, s:i, s:[{s:s, s:s, s:i}]}}", "name", "reference",
 		    "secret", "secretName", secret_name, "defaultMode", 0444, "items", "key",
 		    "patch.diff", "path", "patch.diff", "mode", 0444));
+	/* A line of text (collect_container): in memory, and small. */
+	if (run->uses_model)
+		push(vs, json_pack("{s:s, s:{s:s, s:s}}", "name", "answer", "emptyDir", "medium",
+		    "Memory", "sizeLimit", "64Ki"));
 	return vs;
 }
 
@@ -802,6 +841,79 @@ check_proxy(const struct k8s_settings *st, struct sb_error **err)
 		if (key == NULL || !label_key_valid(key) || !k8s_label_value_valid(eq + 1))
 			return sb_error_set(err, EINVAL, "k8s: proxy pod selector %zu is not "
 							 "KEY=VALUE of a label", i);
+	}
+	return 0;
+}
+
+bool
+k8s_proxy_url_valid(const char *url)
+{
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+		return false;
+	/* One line of printable ASCII: it becomes a NAME=value line of the secrets file. */
+	for (const char *c = url; *c != '\0'; c++)
+		if (*c <= ' ' || *c >= 0x7f)
+			return false;
+	return url[strcspn(url, ":") + 3] != '\0';
+}
+
+/* The port of an http(s) URL: its own, else the scheme's; 0 when it names no valid one. */
+static unsigned
+url_port(const char *url)
+{
+	const char *h = strstr(url, "://") + 3, *end = h + strcspn(h, "/?#");
+	const char *colon = NULL;
+	unsigned long n = 0;
+
+	if (*h == '[') { /* [IPv6]:port */
+		const char *rb = memchr(h, ']', (size_t)(end - h));
+
+		if (rb == NULL)
+			return 0;
+		colon = rb + 1 < end && rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		colon = memchr(h, ':', (size_t)(end - h));
+	}
+	if (colon == NULL)
+		return strncmp(url, "https", 5) == 0 ? 443 : 80;
+	if (colon + 1 == end || colon[1] == '0')
+		return 0;
+	for (const char *d = colon + 1; d < end; d++) {
+		if (*d < '0' || *d > '9' || n > 65535)
+			return 0;
+		n = n * 10 + (unsigned long)(*d - '0');
+	}
+	return n <= 65535 ? (unsigned)n : 0;
+}
+
+int
+k8s_proxy_settings(const char *url, const char *selector, const char *port,
+    struct k8s_settings *st, struct sb_error **err)
+{
+	_cleanup_free_ char *copy = sb_xstrdup(selector);
+	char *save = NULL;
+
+	if (!k8s_proxy_url_valid(url))
+		return sb_error_set(err, EINVAL, "SSEBENCH_K8S_PROXY_URL: not an http(s) URL of "
+						 "printable characters");
+	st->proxy_port = url_port(url);
+	if (port != NULL) {
+		char *end = NULL;
+		unsigned long n = strtoul(port, &end, 10);
+
+		st->proxy_port = port[0] >= '1' && port[0] <= '9' && *end == '\0' && n <= 65535
+		    ? (unsigned)n : 0;
+		if (st->proxy_port == 0)
+			return sb_error_set(err, EINVAL, "SSEBENCH_K8S_PROXY_PORT: not a port");
+	} else if (st->proxy_port == 0) {
+		return sb_error_set(err, EINVAL, "SSEBENCH_K8S_PROXY_URL: no valid port");
+	}
+	sb_argv_release(&st->proxy_pods);
+	for (char *kv = strtok_r(copy, ",", &save); kv != NULL; kv = strtok_r(NULL, ",", &save))
+		sb_argv_push(&st->proxy_pods, kv);
+	if (check_proxy(st, err) < 0) {
+		sb_argv_release(&st->proxy_pods);
+		return sb_error_prefix(err, "SSEBENCH_K8S_PROXY_SELECTOR");
 	}
 	return 0;
 }

@@ -42,6 +42,8 @@ struct k8s_settings {
 };
 
 #define K8S_SETTINGS_INIT { .proxy_pods = SB_ARGV_INIT }
+/* The labels of the proxy's pods unless SSEBENCH_K8S_PROXY_SELECTOR says otherwise. */
+#define K8S_PROXY_SELECTOR_DEFAULT "app.kubernetes.io/name=litellm"
 
 /*
  * One run, as cmd-run.c's describe_run_container knows it, in sandbox mode (one
@@ -75,6 +77,15 @@ struct k8s_run {
 #define K8S_SECRET_SUFFIX "-secrets"
 /* Where the collect container sees the results and the archive (read-only). */
 #define K8S_COLLECT_ROOT "/collect"
+/*
+ * A run with a model: the entrypoint's mark of the agent phase's end in the results, and
+ * where the collect container writes the CLI's answer to it (K8S_KEY_ANSWER_FILE: the
+ * proxy key's fate, "revoked" or why not), which the sandbox container reads (k8s.c,
+ * collect_container). The names are the entrypoint's (entrypoint/entrypoint.h).
+ */
+#define K8S_PHASE_ENDED	    "agent-phase-ended"
+#define K8S_KEY_ANSWER_DIR  K8S_COLLECT_ROOT "/answer"
+#define K8S_KEY_ANSWER_FILE "proxy-key-revoked"
 
 /* The label value of value: itself when it is a valid one, else "h-" and 16 hex digits of
  * its SHA-256 (the raw value is in the annotation of the same key). */
@@ -98,6 +109,16 @@ char *k8s_run_name(const char *run_id);
  */
 bool k8s_label_value_valid(const char *s);
 bool k8s_dns_label_valid(const char *s);
+
+/*
+ * The model proxy as a run's pod reaches it (docs/kubernetes.md, "Models"): url (the
+ * agent's SSE_BASE_URL: http(s), one line of printable ASCII), the labels that select the
+ * proxy's pods ("KEY=VALUE,..."), and their port (port, or NULL for the URL's own), into
+ * st->proxy_pods and st->proxy_port. EINVAL, naming the setting, on a bad one.
+ */
+int k8s_proxy_settings(const char *url, const char *selector, const char *port,
+    struct k8s_settings *st, struct sb_error **err);
+bool k8s_proxy_url_valid(const char *url);
 
 /*
  * The three objects of the run, as a "List" (apiVersion v1, items: NetworkPolicy, Secret,

@@ -24,6 +24,8 @@
 #define KUBE_CALL_MS (120 * 1000)
 /* The collect container's tar, and the logs: minutes at most, on a live pod. */
 #define KUBE_COLLECT_MS (600 * 1000)
+/* The answer to the end of an agent phase: the entrypoint waits 60 s for it. */
+#define KUBE_ANSWER_MS (20 * 1000)
 
 int
 kube_settings(struct kube *k, struct sb_error **err)
@@ -248,8 +250,10 @@ kube_pod_get(const struct kube *k, const char *job, struct kube_pod *p, struct s
 
 		if (n != NULL && strcmp(n, "sandbox") == 0)
 			p->sandbox = ctr_state(c, &p->exit_code, &p->reason);
-		else if (n != NULL && strcmp(n, "collect") == 0)
+		else if (n != NULL && strcmp(n, "collect") == 0) {
 			p->collect = ctr_state(c, NULL, NULL);
+			p->collect_ready = json_is_true(json_object_get(c, "ready"));
+		}
 	}
 	return 0;
 }
@@ -308,6 +312,21 @@ kube_collect(const struct kube *k, const char *pod, const char *tree, const char
 	    "--one-file-system", "--hard-dereference", "-C", K8S_COLLECT_ROOT, "-cf", "-", tree,
 	    NULL);
 	return kube_to_file(k, &a, path, 0600, max_bytes, err);
+}
+
+int
+kube_key_answer(const struct kube *k, const char *pod, const char *text, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+
+	/*
+	 * The pod's own shell for a rename, the text and paths as its arguments, never in
+	 * the script: the entrypoint must read the whole line or nothing.
+	 */
+	sb_argv_pushl(&a, "exec", pod, "-c", "collect", "--", "/bin/sh", "-c",
+	    "printf '%s\\n' \"$1\" >\"$2/.answer\" && mv -f \"$2/.answer\" \"$2/$3\"", "sh",
+	    text, K8S_KEY_ANSWER_DIR, K8S_KEY_ANSWER_FILE, NULL);
+	return kube_run(k, &a, NULL, 0, KUBE_ANSWER_MS, NULL, err) == 0 ? 0 : -1;
 }
 
 int

@@ -47,6 +47,7 @@ struct kube_pod {
 	char *name;	  /* NULL: no pod (yet, or any more) */
 	char *phase;	  /* Pending, Running, Succeeded, Failed, Unknown */
 	enum kube_ctr sandbox, collect;
+	bool collect_ready; /* its readiness probe passed: the agent phase ended (k8s.c) */
 	int exit_code;	  /* the sandbox container's, once KUBE_CTR_DONE */
 	char *reason;	  /* why a container waits or ended (ErrImageNeverPull, ...), or NULL */
 	bool init_failed; /* an init container ended with a failure */
@@ -71,6 +72,14 @@ bool kube_reason_fatal(const char *reason);
  */
 int kube_collect(const struct kube *k, const char *pod, const char *tree, const char *path,
     uint64_t max_bytes, struct sb_error **err);
+
+/*
+ * Write text (one line, "revoked" or why not) as the answer of a run with a model to the
+ * end of its agent phase, through the collect container into the volume the sandbox
+ * container reads it from (k8s.h, K8S_KEY_ANSWER_DIR), replacing the file in one step.
+ */
+int kube_key_answer(const struct kube *k, const char *pod, const char *text,
+    struct sb_error **err);
 
 /* kubectl logs of one container, into the file path (0644, O_EXCL), at most max_bytes. */
 int kube_logs_to(const struct kube *k, const char *pod, const char *container,

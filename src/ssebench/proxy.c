@@ -31,9 +31,14 @@ trimmed_url(const char *u)
 	return s;
 }
 
+/* An http(s) URL of printable ASCII: the agent's goes into the NAME=value secrets file,
+ * where a line break would add a line of its own. */
 static bool
 http_url(const char *u)
 {
+	for (const char *c = u; *c != '\0'; c++)
+		if (*c <= ' ' || *c >= 0x7f)
+			return false;
 	return strncmp(u, "http://", 7) == 0 || strncmp(u, "https://", 8) == 0;
 }
 

@@ -747,6 +747,35 @@ else
 	diag "python3 missing: isolation checks skipped"
 fi
 
+# --- the proxy key's answer from a directory of its own (SSE_KEY_ANSWER: on Kubernetes) ---------
+# A run with a model waits for the CLI's word that its key is gone before grading. On
+# Kubernetes that word comes in a volume the pod's collect container writes, not in the
+# results: the stand-in CLI here answers there once the phase-ended mark appears, and the
+# entrypoint must read it there, at once, not give up after 60 s.
+if command -v python3 >/dev/null; then
+	A=$SB_TMP/answer
+	rm -rf "$A"
+	mkdir -m 0755 "$A"
+	rm -f "$R/agent-phase-ended" "$R/proxy-key-revoked"
+	(
+		for _ in $(seq 600); do
+			[ -f "$R/agent-phase-ended" ] && break
+			sleep 0.1
+		done
+		printf 'revoked\n' >"$A/.new" && mv "$A/.new" "$A/proxy-key-revoked"
+	) &
+	answerer=$!
+	run_ep SSE_PROXY_KEY=1 SSE_KEY_ANSWER="$A" -- "$B/probe"
+	wait "$answerer"
+	is "$ep_rc" 0 "SSE_KEY_ANSWER: the run exits 0"
+	is "$(jget "$R/isolation.json" 'd["proxy_key_before_grading"]')" \
+		revoked "SSE_KEY_ANSWER: the answer was read from its own directory (revoked)"
+	ok "$([ "$ep_secs" -lt 40 ]; echo $?)" "SSE_KEY_ANSWER: grading did not wait out the 60 s ($ep_secs s)"
+	run_ep SSE_PROXY_KEY=1 SSE_KEY_ANSWER=relative/answer -- "$B/probe"
+	is "$ep_rc" 1 "SSE_KEY_ANSWER: a relative path is a configuration error (exit 1)"
+	rm -rf "$A" "$R/agent-phase-ended"
+fi
+
 # --- sidecar mode: the task side and the agent side, two entrypoints sharing the results ---------
 # On the host both "containers" share every path; what matters here is the hand-over: the
 # agent side runs nothing until the task side has recorded its isolation, and a property that

@@ -79,6 +79,9 @@ like "$r_err" "SSEBENCH_RUN_BUDGET='lots' is not a number" "a budget that is not
 run_cmd r env SSEBENCH_PROXY_KEY=sk-x SSEBENCH_PROXY_URL=ftp://x "$SSEBENCH" run --agent dummy \
 	--model claude-sonnet-4-6 --task x
 like "$r_err" 'SSEBENCH_PROXY_URL must be an http' "a proxy URL that is not http(s)"
+run_cmd r env SSEBENCH_PROXY_KEY=sk-x SSEBENCH_PROXY_URL="$(printf 'http://x\nSSE_DAEMON_TOKEN=t')" \
+	"$SSEBENCH" run --agent dummy --model claude-sonnet-4-6 --task x
+like "$r_err" 'SSEBENCH_PROXY_URL must be an http' "a proxy URL with a line break (a line of its own in the secrets file)"
 # A proxy that answers (the stub, on loopback) lets the run go on to its next check.
 if [ -x "$STUB" ]; then
 	sport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -90,6 +93,19 @@ if [ -x "$STUB" ]; then
 		--agent dummy --model claude-sonnet-4-6
 	like "$r_err" "no task 'no-such-task'" "a proxy that answers: the run goes on to its next check"
 	like "$(cat "$SB_TMP/stub.log")" '"path":"/health/liveliness"' "the proxy was asked if it is up"
+	# On Kubernetes: the proxy as the pod reaches it, checked before anything is built.
+	for bad in $'SSEBENCH_K8S_PROXY_URL=http://litellm:4000/\nx' \
+		SSEBENCH_K8S_PROXY_URL=litellm:4000 SSEBENCH_K8S_PROXY_PORT=0 \
+		'SSEBENCH_K8S_PROXY_SELECTOR=app=a b'; do
+		run_cmd r env LITELLM_MASTER_KEY=sk-m SSEBENCH_PROXY_ADMIN_URL=http://127.0.0.1:$sport \
+			SSEBENCH_KUBECTL=/bin/true SSEBENCH_BACKEND=kubernetes "$bad" \
+			SSEBENCH_RESULTS="$SB_TMP/results" "$SSEBENCH" run --local \
+			"$SB_SRCDIR/tests/integrity/dataset" --task tinyfield-overflow --agent dummy \
+			--model claude-sonnet-4-6
+		is "$r_rc" 1 "--backend kubernetes: a bad ${bad%%=*}: exit 1"
+		like "$r_err" "${bad%%=*}: " "--backend kubernetes: a bad ${bad%%=*} is refused, named, before any build"
+		unlike "$r_err" "building|tool layer" "--backend kubernetes: a bad ${bad%%=*}: nothing built"
+	done
 	kill "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
 fi

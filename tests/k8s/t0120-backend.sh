@@ -11,6 +11,10 @@
 #   - a restricted run is not scored, naming network_internal and host_unreachable: this
 #     cluster stores NetworkPolicies but does not enforce them, and the pod's check probes
 #     whether the policy is in force, not whether it exists;
+#   - a run with a model (the caller agent of tests/e2e/agents, a stand-in proxy on this host):
+#     the pod reaches the proxy with the run's key from its Secret, the CLI sees the agent
+#     phase end by the collect container's readiness, revokes the key and says so through
+#     that container, and the pod grades only after that word;
 #   - with SSEBENCH_K8S_REGISTRY (a registry of the test's own on loopback) a run pushes its
 #     image and its Job names it by the pushed digest, which the node pulls;
 #   - runs list, inspect and logs see a running run (the sleeper agent of tests/e2e/agents,
@@ -56,6 +60,7 @@ k() {
 
 sb_cleanup_hook() {
 	[ -z "${REG_PID:-}" ] || kill "$REG_PID" 2>/dev/null
+	[ -z "${STUB_PID:-}" ] || kill "$STUB_PID" 2>/dev/null
 	if [ "$UP" = 1 ]; then
 		k delete jobs,networkpolicies,secrets -l ssebench.run --wait=true >/dev/null 2>&1
 		[ "$WAS_UP" = 1 ] || "$K8S_DOWN" >"$SB_TMP/down.log" 2>&1 || diag "k8s-down failed"
@@ -76,7 +81,7 @@ set -a
 eval "$("$K8S_UP" --env)"
 set +a
 [ -n "${SSEBENCH_K8S_HOST:-}" ] || diag "no SSEBENCH_K8S_HOST: the bridge has no address"
-plan 41
+plan 50
 
 # run_k RESULT_VAR ARGS...: `ssebench run --json ARGS...`; the run's directory in RESULT_VAR_dir.
 run_k() {
@@ -116,6 +121,50 @@ like "$(field "$res_dir/isolation.json" '" ".join(d["failed"])')" \
 like "$(field "$res_dir/isolation.json" 'd["phases"]["before_agent"]["host_unreachable"]["detail"]')" \
 	"answered|accepted" "restricted: the node's address answered a pod the policy forbids it"
 is "$(field "$res_dir/summary.json" 'd["scored"]')" False "restricted: summary: not scored"
+
+# --- a run with a model: its key in the Secret, the proxy reached from the pod, the key revoked -
+# The stand-in proxy (tests/helpers/sb-stub-model) on this host: the pod reaches it at the
+# host's address on the pod bridge (this cluster enforces no policy; on a real one the proxy
+# is a Service whose pods the policy's selector names), the CLI at loopback. The caller
+# agent (tests/e2e/agents/caller) calls the model once with the run's key.
+STUB=${SB_BUILDDIR:-$SB_SRCDIR}/tests/helpers/sb-stub-model
+STUB_MASTER=sk-master-$$-$RANDOM
+STUB_PORT=$((20000 + RANDOM % 30000))
+"$STUB" --port "$STUB_PORT" --master-key "$STUB_MASTER" --model stub-model >"$SB_TMP/stub.log" 2>&1 &
+STUB_PID=$!
+mkdir -p "$SB_TMP/ws/models"
+printf -- '- model_name: stub-model\n  litellm_params:\n    model: openai/stub-model\n' \
+	>"$SB_TMP/ws/models/stub.yaml"
+for _ in $(seq 50); do
+	curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$STUB_PORT/health/liveliness" 2>/dev/null && break
+	sleep 0.2
+done
+run_cmd mod env -C "$SB_TMP/ws" LITELLM_MASTER_KEY="$STUB_MASTER" \
+	SSEBENCH_PROXY_ADMIN_URL="http://127.0.0.1:$STUB_PORT" \
+	SSEBENCH_K8S_PROXY_URL="http://${SSEBENCH_K8S_HOST:-127.0.0.1}:$STUB_PORT" \
+	"$SSEBENCH" run --json --local "$SMALL_DATASET" --task "$SMALL" --agent caller \
+	--model stub-model --egress open --timeout 900
+mod_dir=$(printf '%s\n' "$mod_out" | jq -r '.results_dir // empty' 2>/dev/null)
+is "$mod_rc" 0 "a run with a model: graded (exit 0)"
+[ "$mod_rc" = 0 ] || diag "$(printf '%s\n' "$mod_err" | tail -n 25)"
+run_key=$(jq -r 'select(.path == "/key/generate") | .key' "$SB_TMP/stub.log" | tail -1)
+like "$run_key" "^sk-run-" "a run with a model: the CLI made the run's key"
+like "$(cat "$mod_dir/archive/model-reply.txt" 2>/dev/null)" "I'm done\\." \
+	"a run with a model: the agent in the pod reached the proxy at SSEBENCH_K8S_PROXY_URL"
+is "$(jq -r 'select(.path == "/v1/chat/completions") | "\(.status) \(.key)"' "$SB_TMP/stub.log" | sort -u)" \
+	"200 $run_key" "a run with a model: its one model call carried the run's key (from the Secret)"
+is "$(field "$mod_dir/isolation.json" 'd["proxy_key_before_grading"]')" revoked \
+	"a run with a model: the pod graded only after the CLI's word, through the collect container, that the key was gone"
+like "$mod_err" "agent phase over: the run's proxy key revoked" \
+	"a run with a model: the CLI saw the agent phase end (the collect container's readiness)"
+is "$(field "$mod_dir/result.json" 'd["network"]["proxy_key_revoked_before_grading"]')" True \
+	"a run with a model: result.json records the key revoked before grading"
+is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $run_key" \
+	-d '{"model": "stub-model"}' "http://127.0.0.1:$STUB_PORT/v1/chat/completions")" 401 \
+	"a run with a model: the key is refused afterwards"
+is "$(grep -rlF -- "$run_key" "$mod_dir" 2>/dev/null)" "" "a run with a model: the key is in no file of the run directory"
+kill "$STUB_PID" 2>/dev/null
+STUB_PID=
 
 # --- a registry: the sleeper's image pushed, its Job pinned to the digest, the node pulls it -----
 # A registry of our own on loopback (Debian's docker-registry; k8s-up installs it), which the

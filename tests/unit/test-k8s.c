@@ -133,15 +133,51 @@ START_TEST(test_properties)
 		ck_assert(json_is_true(json_object_get(sc, "readOnlyRootFilesystem")));
 	}
 	/*
-	 * The collect container reads the results and the archive and can write nothing:
-	 * both mounts read-only, no other mount, DAC_READ_SEARCH its only capability.
+	 * The sandbox container reads the answer to its agent phase's end (a run with a
+	 * model) from a volume it cannot write, and is told where.
+	 */
+	{
+		bool answer_mount = false, answer_env = false;
+
+		json_array_foreach (json_object_get(c, "volumeMounts"), i, v)
+			if (strcmp(json_string_value(json_object_get(v, "name")), "answer") == 0) {
+				answer_mount = true;
+				ck_assert(json_is_true(json_object_get(v, "readOnly")));
+				ck_assert_str_eq(json_string_value(json_object_get(v, "mountPath")),
+				    "/var/lib/ssebench/answer");
+			}
+		json_array_foreach (json_object_get(c, "env"), i, v)
+			if (strcmp(json_string_value(json_object_get(v, "name")), "SSE_KEY_ANSWER") ==
+			    0) {
+				answer_env = true;
+				ck_assert_str_eq(json_string_value(json_object_get(v, "value")),
+				    "/var/lib/ssebench/answer");
+			}
+		ck_assert_int_eq(answer_mount, run.uses_model);
+		ck_assert_int_eq(answer_env, run.uses_model);
+	}
+	/*
+	 * The collect container reads the results and the archive and can write nothing but
+	 * the answer (a run with a model): those two mounts read-only, the answer's its only
+	 * writable one, DAC_READ_SEARCH its only capability; its readiness is the agent
+	 * phase's end, for a run with a model only.
 	 */
 	c = json_array_get(json_object_get(p, "containers"), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(c, "name")), "collect");
 	ck_assert_int_eq(json_array_size(json_object_get(p, "containers")), 2);
-	ck_assert_int_eq(json_array_size(json_object_get(c, "volumeMounts")), 2);
+	ck_assert_int_eq(json_array_size(json_object_get(c, "volumeMounts")), run.uses_model ? 3 : 2);
 	json_array_foreach (json_object_get(c, "volumeMounts"), i, v)
-		ck_assert(json_is_true(json_object_get(v, "readOnly")));
+		ck_assert_int_eq(json_is_true(json_object_get(v, "readOnly")),
+		    strcmp(json_string_value(json_object_get(v, "name")), "answer") != 0);
+	ck_assert_int_eq(json_object_get(c, "readinessProbe") != NULL, run.uses_model);
+	if (run.uses_model) {
+		_cleanup_free_ char *probe = sb_json_dumps(json_object_get(c, "readinessProbe"),
+		    JSON_COMPACT);
+
+		ck_assert_str_eq(probe, "{\"exec\":{\"command\":[\"/usr/bin/test\",\"-e\","
+		    "\"/collect/results/agent-phase-ended\"]},\"periodSeconds\":2,"
+		    "\"timeoutSeconds\":1,\"successThreshold\":1,\"failureThreshold\":1}");
+	}
 	sc = json_object_get(c, "securityContext");
 	ck_assert(json_is_false(json_object_get(sc, "allowPrivilegeEscalation")));
 	ck_assert(json_is_true(json_object_get(sc, "readOnlyRootFilesystem")));
@@ -473,6 +509,65 @@ START_TEST(test_eviction)
 }
 END_TEST
 
+/* The proxy as a pod reaches it: SSEBENCH_K8S_PROXY_URL, _SELECTOR and _PORT. */
+static const struct {
+	const char *url, *selector, *port;
+	int ok;
+	unsigned want_port;
+	size_t labels;
+} proxies[] = {
+	{ "http://litellm.ssebench.svc:4000", "app.kubernetes.io/name=litellm", NULL, 1, 4000, 1 },
+	{ "http://litellm.ssebench.svc:4000/", "a=b,c=d", NULL, 1, 4000, 2 },
+	{ "http://litellm", "a=b", NULL, 1, 80, 1 },
+	{ "https://proxy.example.org/v1", "a=b", NULL, 1, 443, 1 },
+	{ "http://[fd00::1]:8080/x", "a=b", NULL, 1, 8080, 1 },
+	{ "http://10.0.0.5:4000", "a=b", "4001", 1, 4001, 1 },
+	{ "http://10.0.0.5:65535", "a=b", NULL, 1, 65535, 1 },
+	{ "ftp://litellm:4000", "a=b", NULL, 0, 0, 0 },
+	{ "litellm:4000", "a=b", NULL, 0, 0, 0 },
+	{ "http://", "a=b", NULL, 0, 0, 0 },
+	{ "http://litellm:4000\nSSE_DAEMON_TOKEN=x", "a=b", NULL, 0, 0, 0 },
+	{ "http://litellm :4000", "a=b", NULL, 0, 0, 0 },
+	{ "http://litellm:\x7f", "a=b", NULL, 0, 0, 0 },
+	{ "http://litellm:99999", "a=b", NULL, 0, 0, 0 },
+	{ "http://litellm:0400", "a=b", NULL, 0, 0, 0 },
+	{ "http://litellm:", "a=b", NULL, 0, 0, 0 },
+	{ "http://litellm:4a", "a=b", NULL, 0, 0, 0 },
+	{ "http://[fd00::1", "a=b", NULL, 0, 0, 0 },
+	{ "http://litellm:4000", "a=b", "0", 0, 0, 0 },
+	{ "http://litellm:4000", "a=b", "70000", 0, 0, 0 },
+	{ "http://litellm:4000", "a=b", "4000x", 0, 0, 0 },
+	{ "http://litellm:4000", "a=b", "", 0, 0, 0 },
+	{ "http://litellm:4000", "", NULL, 0, 0, 0 },
+	{ "http://litellm:4000", "a", NULL, 0, 0, 0 },
+	{ "http://litellm:4000", "a=b c", NULL, 0, 0, 0 },
+	{ "http://litellm:4000", "a=b,\"x\"=y", NULL, 0, 0, 0 },
+	{ "http://litellm:4000", "a=b,c=d}", NULL, 0, 0, 0 },
+};
+
+START_TEST(test_proxy_settings)
+{
+	struct k8s_settings st = K8S_SETTINGS_INIT;
+	struct sb_error *err = NULL;
+	int rc = k8s_proxy_settings(proxies[_i].url, proxies[_i].selector, proxies[_i].port, &st,
+	    &err);
+
+	ck_assert_msg((rc == 0) == proxies[_i].ok, "%s %s %s: %s", proxies[_i].url,
+	    proxies[_i].selector, proxies[_i].port ? proxies[_i].port : "-",
+	    err != NULL ? sb_error_message(err) : "accepted");
+	if (rc == 0) {
+		ck_assert_uint_eq(st.proxy_port, proxies[_i].want_port);
+		ck_assert_uint_eq(st.proxy_pods.n, proxies[_i].labels);
+	} else {
+		ck_assert_int_eq(sb_error_code(err), EINVAL);
+		ck_assert_uint_eq(st.proxy_pods.n, 0);
+		ck_assert_ptr_nonnull(strstr(sb_error_message(err), "SSEBENCH_K8S_PROXY_"));
+	}
+	sb_error_release(&err);
+	sb_argv_release(&st.proxy_pods);
+}
+END_TEST
+
 static Suite *
 k8s_suite(void)
 {
@@ -488,6 +583,7 @@ k8s_suite(void)
 	tcase_add_loop_test(tc, test_refused, 0, BAD_COUNT);
 	tcase_add_test(tc, test_seccomp_localhost);
 	tcase_add_loop_test(tc, test_eviction, 0, (int)SB_ARRAY_SIZE(evictions));
+	tcase_add_loop_test(tc, test_proxy_settings, 0, (int)SB_ARRAY_SIZE(proxies));
 	suite_add_tcase(s, tc);
 	return s;
 }
