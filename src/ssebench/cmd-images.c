@@ -232,8 +232,9 @@ cmd_images_push(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "no image named (see 'ssebench images list')");
 	if (*lock == '\0')
 		return cli_usage_error(cmd, "--lock needs a file name");
-	/* A lock that cannot take the pins is found before anything is pushed. One `images
-	 * push` at a time per lock: each adds its entries to the file as it read it. */
+	/* A lock that cannot take the pins is found before anything is pushed. Each entry is
+	 * added under a lock of the file's directory (registry.c:lock_load): pushes to one
+	 * images lock may run side by side. */
 	if (registry_lock_check(lock, reg, &err) < 0) {
 		rc = cli_fail("%s", sb_error_message(err));
 		sb_error_release(&err);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 
 #include "cli.h"
 #include "docker.h"
@@ -287,10 +288,14 @@ registry_push(const char *r, const char *local, char **ret_pinned, char **ret_id
 /*
  * The images lock at `path` for registry r: its directory in *ret_dfd, its file name in
  * *ret_base, and its content in *ret_lock (a new, empty one when there is no file yet).
- * A link, a lock that is not one or one for another registry is an error.
+ * A link, a lock that is not one or one for another registry is an error. With exclusive,
+ * the directory is flock()ed before the read, until *ret_dfd is closed: two `images push`
+ * on one lock each add their entry to what the other wrote, and none is lost. The
+ * directory, because the file itself is replaced by a rename (a lock on it would be on the
+ * file the next writer no longer sees), and so that no other file is left beside it.
  */
 static int
-lock_load(const char *path, const char *r, int *ret_dfd, const char **ret_base,
+lock_load(const char *path, const char *r, bool exclusive, int *ret_dfd, const char **ret_base,
     json_t **ret_lock, struct sb_error **err)
 {
 	const char *slash = strrchr(path, '/'), *base = slash != NULL ? slash + 1 : path;
@@ -307,6 +312,8 @@ lock_load(const char *path, const char *r, int *ret_dfd, const char **ret_base,
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return sb_error_errno(err, errno, "images lock '%s': cannot open %s", path, dir);
+	if (exclusive && flock(dfd, LOCK_EX) < 0)
+		return sb_error_errno(err, errno, "images lock '%s': cannot lock %s", path, dir);
 	/* Never read through a link: the lock is replaced by a rename, which would leave the
 	 * link's target behind, stale. */
 	if (sb_read_file_at(dfd, base, SB_OPEN_NO_SYMLINKS, &b, &e) < 0) {
@@ -350,7 +357,7 @@ registry_lock_check(const char *path, const char *r, struct sb_error **err)
 	json_auto_t *lock = NULL;
 	const char *base;
 
-	return lock_load(path, r, &dfd, &base, &lock, err);
+	return lock_load(path, r, false, &dfd, &base, &lock, err);
 }
 
 int
@@ -363,7 +370,7 @@ registry_lock_add(const char *path, const char *r, const char *local, const char
 	json_t *images, *e;
 	size_t i;
 
-	if (lock_load(path, r, &dfd, &base, &lock, err) < 0)
+	if (lock_load(path, r, true, &dfd, &base, &lock, err) < 0)
 		return -1;
 	images = json_object_get(lock, "images");
 	/* One entry per image name: every older one goes. */

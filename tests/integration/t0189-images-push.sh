@@ -6,8 +6,8 @@
 # its ID as R/NAME:TAG (NAME without $SSEBENCH_REGISTRY) and pushed; the pin is the digest
 # the push reported for that tag (not another tag's, not a malformed one), checked to name
 # the image; nothing is removed from the engine; the images lock keeps one entry per image,
-# newest pin, and a lock for another registry, a broken one or a link is refused before any
-# push; one image that fails leaves the others pushed; a run on Kubernetes refuses a bad
+# newest pin, pushes side by side lose none of it, and a lock for another registry, a broken
+# one or a link is refused before any push; one image that fails leaves the others pushed; a run on Kubernetes refuses a bad
 # SSEBENCH_K8S_REGISTRY before it builds.
 # The push to a real registry and a cluster pulling by the pin: tests/k8s/t0120-backend.sh.
 . "${SB_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -140,6 +140,25 @@ ln -s "$SB_TMP/other.lock" "$SB_TMP/link.lock"
 run_cmd r "$SSEBENCH" images push --registry reg.example.com --lock "$SB_TMP/link.lock" "$img"
 is "$r_rc:$([ -L "$SB_TMP/link.lock" ] && echo link):$(wc -c <"$log")" "1:link:0" \
 	"a lock that is a link is refused, not followed, before any push"
+
+# Three pushes at once to one lock, 20 images each: each entry is added to what the others
+# wrote (an flock of the lock's directory), so all 60 are there.
+rm -f "$SB_TMP/shared.lock"
+pids=()
+for w in a b c; do
+	names=()
+	for n in $(seq 20); do names+=("localhost/ssebench/agent-$w$n/t:0.1.0"); done
+	"$SSEBENCH" images push --registry reg.example.com --lock "$SB_TMP/shared.lock" "${names[@]}" \
+		>"$SB_TMP/push-$w.out" 2>&1 &
+	pids+=($!)
+done
+rcs=
+for p in "${pids[@]}"; do
+	wait "$p"
+	rcs+=$?
+done
+is "$rcs:$(jq '.images | length' "$SB_TMP/shared.lock")" "000:60" \
+	"three pushes at once to one lock: every entry of each is kept"
 
 # A run on Kubernetes checks SSEBENCH_K8S_REGISTRY before it builds anything.
 : >"$log"
