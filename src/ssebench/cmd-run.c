@@ -225,6 +225,9 @@ update_latest(const char *dir, const char *run_id)
 struct phase_end {
 	int run_fd;		  /* the run directory */
 	bool seen;		  /* the end of the agent phase was handled */
+	bool answered;		  /* and the entrypoint told (Kubernetes: k8s_phase_end) */
+	const char *what;	  /* what it was told (revoke_run_key) */
+	bool net_checked;	  /* the run's network was checked then (Docker) */
 	struct proxy *px;	  /* the run's key, deleted here (NULL: no key) */
 	const char *net;	  /* the run's network */
 	const char *members_ok[4]; /* the containers that may be on it (NULL-terminated) */
@@ -270,9 +273,11 @@ static const char *
 revoke_run_key(struct phase_end *pe)
 {
 	struct sb_error *err = NULL;
+	/* Asked first: a deleted key is no longer minted (proxy_key_delete). */
+	bool had_key = pe->px != NULL && pe->px->minted;
 
 	pe->seen = true;
-	if (pe->px != NULL && pe->px->minted) {
+	if (had_key) {
 		/* What it spent can only be asked while it exists. */
 		read_key_usage(pe);
 		if (proxy_key_delete(pe->px, &err) < 0) {
@@ -283,9 +288,7 @@ revoke_run_key(struct phase_end *pe)
 			pe->key_revoked = true;
 		}
 	}
-	return pe->px == NULL || !pe->px->minted ? "no key"
-		: pe->key_revoked		      ? "revoked"
-						      : "not revoked";
+	return !had_key ? "no key" : pe->key_revoked ? "revoked" : "not revoked";
 }
 
 /*
@@ -300,6 +303,7 @@ on_phase_end(struct phase_end *pe)
 	const char *what = revoke_run_key(pe);
 	char *save = NULL;
 
+	pe->net_checked = true;
 	for (char *c = members != NULL ? strtok_r(members, " \n", &save) : NULL; c != NULL;
 	     c = strtok_r(NULL, " \n", &save)) {
 		bool ours = false;
@@ -1162,6 +1166,13 @@ check_k8s(struct run *r)
 			return run_fail(r, &err);
 		free(r->px.agent_url);
 		r->px.agent_url = sb_xstrdup(url);
+		/* As proxy_configure trims SSEBENCH_PROXY_URL: agents append "/v1/...". */
+		for (size_t n = strlen(r->px.agent_url); n > 0 && r->px.agent_url[n - 1] == '/';)
+			r->px.agent_url[--n] = '\0';
+		if (r->px.master_key == NULL)
+			sb_log(SB_LOG_WARN, "SSEBENCH_PROXY_KEY: the fixed key goes into the run's "
+					    "Secret on the cluster, and is not revoked when the run ends "
+					    "(LITELLM_MASTER_KEY makes a key of the run's own)");
 	}
 	r->registry = cli_setting("SSEBENCH_K8S_REGISTRY", NULL);
 	if (r->registry != NULL && registry_check(r->registry, &err) < 0) {
@@ -1695,15 +1706,22 @@ k8s_describe(struct run *r, struct k8s_run *kr, char **secrets, char **patch,
 static void
 k8s_phase_end(struct run *r, const char *pod)
 {
-	const char *what = revoke_run_key(&r->pe);
+	struct phase_end *pe = &r->pe;
 	struct sb_error *err = NULL;
 
-	if (kube_key_answer(&r->kube, pod, what, &err) < 0) {
-		sb_log(SB_LOG_WARN, "telling pod %s that the agent phase's key is %s: %s", pod, what,
-		    sb_error_message(err));
-		sb_error_release(&err);
+	if (!pe->seen) {
+		pe->what = revoke_run_key(pe);
+		progress("agent phase over: the run's proxy key %s", pe->what);
 	}
-	progress("agent phase over: the run's proxy key %s", what);
+	/* A failed exec (the API server or the kubelet blinked) is tried again at the next
+	 * poll, while the pod waits its 60 s. */
+	if (kube_key_answer(&r->kube, pod, pe->what, &err) < 0) {
+		sb_log(SB_LOG_WARN, "telling pod %s that the run's proxy key is %s: %s", pod,
+		    pe->what, sb_error_message(err));
+		sb_error_release(&err);
+		return;
+	}
+	pe->answered = true;
 }
 
 /*
@@ -1754,7 +1772,8 @@ k8s_wait(struct run *r, struct sb_error **err)
 			progress("pod of Job %s: %s", r->k8s_name, cli_safe(now));
 		free(last);
 		last = now;
-		if (r->pe.px != NULL && !r->pe.seen && p.collect_ready && p.name != NULL)
+		if (r->pe.px != NULL && !r->pe.answered && p.collect_ready && p.name != NULL &&
+		    p.sandbox == KUBE_CTR_RUNNING)
 			k8s_phase_end(r, p.name);
 		if (p.sandbox == KUBE_CTR_DONE) {
 			progress("the container exited with status %d", p.exit_code);
@@ -2064,6 +2083,7 @@ write_result(struct run *r, int rfd, json_t **ret_cfg, struct sb_error **err)
 	struct run_opts *o = r->o;
 	const struct phase_end *pe = &r->pe;
 	_cleanup_free_ char *freezer_record = NULL;
+	bool key_before_grading = false;
 	json_t *cfg;
 
 	{
@@ -2078,6 +2098,17 @@ write_result(struct run *r, int rfd, json_t **ret_cfg, struct sb_error **err)
 			r->result = NULL;
 		if (sb_json_load_file_at(rfd, "isolation.json", SB_JSON_FILE_MAX, &iso, NULL) < 0)
 			iso = NULL;
+		/*
+		 * Revoked before grading: the key went, and the entrypoint read that before it
+		 * graded (not a revocation after its 60 s had run out, or an answer it never got).
+		 */
+		{
+			const char *said = json_string_value(json_object_get(iso,
+			    "proxy_key_before_grading"));
+
+			key_before_grading = pe->key_revoked && said != NULL &&
+			    strcmp(said, "revoked") == 0;
+		}
 		/*
 		 * A Ctrl-C after the container ended but before this record is written
 		 * still interrupts the run: the user stopped it before it was over.
@@ -2108,8 +2139,8 @@ write_result(struct run *r, int rfd, json_t **ret_cfg, struct sb_error **err)
 	}
 	json_object_set_new(r->result, "network",
 	    json_pack("{s:s, s:o, s:b, s:b}", "name", r->rx.net, "foreign",
-		sb_json_string_or_null(pe->foreign), "checked", pe->seen,
-		"proxy_key_revoked_before_grading", pe->key_revoked));
+		sb_json_string_or_null(pe->foreign), "checked", pe->net_checked,
+		"proxy_key_revoked_before_grading", key_before_grading));
 	r->scored = r->outcome != SB_ISO_UNSCORED;
 	/* In sidecar mode only the task container's processes of the agent (its bash
 	 * calls) are in the cgroup; the agent's own container is apart, not frozen. */

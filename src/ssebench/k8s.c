@@ -650,7 +650,7 @@ collect_container(const struct k8s_run *run)
 		set(c, "readinessProbe", json_pack("{s:{s:[s, s, s]}, s:i, s:i, s:i, s:i}",
 		    "exec", "command", "/usr/bin/test", "-e",
 		    K8S_COLLECT_ROOT "/results/" K8S_PHASE_ENDED, "periodSeconds",
-		    PHASE_ENDED_PROBE_S, "timeoutSeconds", 1, "successThreshold", 1,
+		    PHASE_ENDED_PROBE_S, "timeoutSeconds", 5, "successThreshold", 1,
 		    "failureThreshold", 1));
 	}
 	return c;
@@ -841,6 +841,11 @@ check_proxy(const struct k8s_settings *st, struct sb_error **err)
 		if (key == NULL || !label_key_valid(key) || !k8s_label_value_valid(eq + 1))
 			return sb_error_set(err, EINVAL, "k8s: proxy pod selector %zu is not "
 							 "KEY=VALUE of a label", i);
+		/* matchLabels holds one value per key: a second would replace the first. */
+		for (size_t j = 0; j < i; j++)
+			if (strncmp(st->proxy_pods.v[j], kv, (size_t)(eq - kv) + 1) == 0)
+				return sb_error_set(err, EINVAL, "k8s: proxy pod selector %zu names "
+								 "the label '%s' again", i, key);
 	}
 	return 0;
 }
@@ -848,13 +853,17 @@ check_proxy(const struct k8s_settings *st, struct sb_error **err)
 bool
 k8s_proxy_url_valid(const char *url)
 {
+	const char *host;
+
 	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
 		return false;
 	/* One line of printable ASCII: it becomes a NAME=value line of the secrets file. */
 	for (const char *c = url; *c != '\0'; c++)
 		if (*c <= ' ' || *c >= 0x7f)
 			return false;
-	return url[strcspn(url, ":") + 3] != '\0';
+	/* A host, and no user information (user:password@) to leak into the agent's view. */
+	host = strstr(url, "://") + 3;
+	return strchr("/?#:@", *host) == NULL && memchr(host, '@', strcspn(host, "/?#")) == NULL;
 }
 
 /* The port of an http(s) URL: its own, else the scheme's; 0 when it names no valid one. */
@@ -895,8 +904,10 @@ k8s_proxy_settings(const char *url, const char *selector, const char *port,
 
 	if (!k8s_proxy_url_valid(url))
 		return sb_error_set(err, EINVAL, "SSEBENCH_K8S_PROXY_URL: not an http(s) URL of "
-						 "printable characters");
+						 "printable characters with a host");
 	st->proxy_port = url_port(url);
+	if (st->proxy_port == 0)
+		return sb_error_set(err, EINVAL, "SSEBENCH_K8S_PROXY_URL: no valid port");
 	if (port != NULL) {
 		char *end = NULL;
 		unsigned long n = strtoul(port, &end, 10);
@@ -905,8 +916,6 @@ k8s_proxy_settings(const char *url, const char *selector, const char *port,
 		    ? (unsigned)n : 0;
 		if (st->proxy_port == 0)
 			return sb_error_set(err, EINVAL, "SSEBENCH_K8S_PROXY_PORT: not a port");
-	} else if (st->proxy_port == 0) {
-		return sb_error_set(err, EINVAL, "SSEBENCH_K8S_PROXY_URL: no valid port");
 	}
 	sb_argv_release(&st->proxy_pods);
 	for (char *kv = strtok_r(copy, ",", &save); kv != NULL; kv = strtok_r(NULL, ",", &save))

@@ -91,6 +91,8 @@ for mode in sandbox sidecar; do
 			"$agent ($mode): the run's key was deleted after the run"
 		is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" \
 			"$SSEBENCH_PROXY_ADMIN_URL/v1/models")" 401 "$agent ($mode): and it no longer works"
+		is "$(field "$dir/isolation.json" 'd["proxy_key_before_grading"]'):$(field "$dir/result.json" 'd["network"]["proxy_key_revoked_before_grading"]')" \
+			"revoked:True" "$agent ($mode): the entrypoint graded after the CLI's word that the key was revoked"
 		is "$(field "$dir/result.json" '(d["scored"], d["patch_result"]["build_success"], d["patch_result"]["status"])')" \
 			"(True, True, 'failed')" "$agent ($mode): scored and graded (built; \"I'm done.\" fixes nothing)"
 		is "$(cat "$dir/final.patch" 2>/dev/null)" "" "$agent ($mode): nothing of the agent's in the source tree"

@@ -176,7 +176,7 @@ START_TEST(test_properties)
 
 		ck_assert_str_eq(probe, "{\"exec\":{\"command\":[\"/usr/bin/test\",\"-e\","
 		    "\"/collect/results/agent-phase-ended\"]},\"periodSeconds\":2,"
-		    "\"timeoutSeconds\":1,\"successThreshold\":1,\"failureThreshold\":1}");
+		    "\"timeoutSeconds\":5,\"successThreshold\":1,\"failureThreshold\":1}");
 	}
 	sc = json_object_get(c, "securityContext");
 	ck_assert(json_is_false(json_object_get(sc, "allowPrivilegeEscalation")));
@@ -518,6 +518,7 @@ static const struct {
 } proxies[] = {
 	{ "http://litellm.ssebench.svc:4000", "app.kubernetes.io/name=litellm", NULL, 1, 4000, 1 },
 	{ "http://litellm.ssebench.svc:4000/", "a=b,c=d", NULL, 1, 4000, 2 },
+	{ "http://litellm/v1?x=1#y", "a=b", NULL, 1, 80, 1 },
 	{ "http://litellm", "a=b", NULL, 1, 80, 1 },
 	{ "https://proxy.example.org/v1", "a=b", NULL, 1, 443, 1 },
 	{ "http://[fd00::1]:8080/x", "a=b", NULL, 1, 8080, 1 },
@@ -543,6 +544,14 @@ static const struct {
 	{ "http://litellm:4000", "a=b c", NULL, 0, 0, 0 },
 	{ "http://litellm:4000", "a=b,\"x\"=y", NULL, 0, 0, 0 },
 	{ "http://litellm:4000", "a=b,c=d}", NULL, 0, 0, 0 },
+	{ "http://litellm:4000", "a=b,a=c", NULL, 0, 0, 0 },
+	{ "http://litellm:4000", "a=b,ab=c", NULL, 1, 4000, 2 },
+	{ "http:///v1", "a=b", NULL, 0, 0, 0 },
+	{ "http://:4000", "a=b", NULL, 0, 0, 0 },
+	{ "http://?x", "a=b", NULL, 0, 0, 0 },
+	{ "http://user:pw@litellm:4000", "a=b", NULL, 0, 0, 0 },
+	{ "http://litellm:99999", "a=b", "4000", 0, 0, 0 },
+	{ "http://litellm:4a", "a=b", "4000", 0, 0, 0 },
 };
 
 START_TEST(test_proxy_settings)
