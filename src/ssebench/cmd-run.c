@@ -1061,6 +1061,7 @@ struct run {
 	struct kube kube;
 	const char *registry; /* SSEBENCH_K8S_REGISTRY (check_k8s), or NULL */
 	struct k8s_settings ks; /* the proxy's pods and port (check_k8s), for the policy */
+	char *proxy_alias[2];	/* its host name and Service address, restricted (check_k8s) */
 	char *k8s_name, *pod, *collected[2]; /* the results' tar, the archive's */
 	char *evicted; /* the kubelet's message, when the agent's disk use evicted the pod */
 };
@@ -1173,6 +1174,21 @@ check_k8s(struct run *r)
 			sb_log(SB_LOG_WARN, "SSEBENCH_PROXY_KEY: the fixed key goes into the run's "
 					    "Secret on the cluster, and is not revoked when the run ends "
 					    "(LITELLM_MASTER_KEY makes a key of the run's own)");
+		/* A restricted run resolves no name: the proxy's Service's address goes into
+		 * its /etc/hosts (k8s.h, k8s_proxy_service). */
+		if (strcmp(r->o->egress, "open") != 0) {
+			_cleanup_free_ char *service = NULL;
+
+			if (k8s_proxy_service(url, r->kube.namespace, &r->proxy_alias[0], &service,
+				&err) < 0 ||
+			    (service != NULL &&
+				kube_service_ip(&r->kube, service, &r->proxy_alias[1], &err) < 0)) {
+				sb_error_prefix(&err, "the model proxy for a restricted run");
+				return run_fail(r, &err);
+			}
+			r->ks.proxy_alias_host = r->proxy_alias[0];
+			r->ks.proxy_alias_ip = r->proxy_alias[1];
+		}
 	}
 	r->registry = cli_setting("SSEBENCH_K8S_REGISTRY", NULL);
 	if (r->registry != NULL && registry_check(r->registry, &err) < 0) {
@@ -2360,6 +2376,8 @@ run_cleanup(struct run *r)
 	if (r->pe.run_fd >= 0)
 		close(r->pe.run_fd);
 	sb_argv_release(&r->ks.proxy_pods);
+	free(r->proxy_alias[0]);
+	free(r->proxy_alias[1]);
 	free(r->pe.foreign);
 	run_ctx_release(&r->rx);
 	if (r->secrets_dir != NULL) {

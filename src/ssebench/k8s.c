@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,9 +361,11 @@ port(const char *proto, unsigned n)
 }
 
 /*
- * The egress rules: the cluster's DNS (kube-dns in kube-system: the pod resolves the
- * proxy's name through it), the proxy's pods (in the run's namespace) when the run uses a
- * model, and for open egress the internet less egress_open's ranges.
+ * The egress rules: the proxy's pods (in the run's namespace) when the run uses a model,
+ * and for open egress the cluster's DNS (kube-dns in kube-system) and the internet less
+ * egress_open's ranges. A restricted run has no DNS (pod_spec): the cluster's resolver
+ * forwards any name outside, and a lookup of a name of one's own is a way out (and in) for
+ * data; the Docker backend's internal network resolves no outside name either.
  */
 static json_t *
 egress_rules(const struct k8s_run *run, const struct k8s_settings *st)
@@ -373,7 +376,10 @@ egress_rules(const struct k8s_run *run, const struct k8s_settings *st)
 	    "podSelector", "matchLabels", "k8s-app", "kube-dns", "ports", port("UDP", 53),
 	    port("TCP", 53));
 
-	push(rules, dns);
+	if (run->egress_open)
+		push(rules, dns);
+	else
+		json_decref(dns);
 	if (run->uses_model) {
 		json_t *ml = json_object();
 
@@ -724,10 +730,21 @@ pod_spec(const struct k8s_run *run, const struct k8s_settings *st, const char *s
 	if (run->runtime_class != NULL)
 		set(spec, "runtimeClassName", jstr(run->runtime_class));
 	set(spec, "securityContext", pod_security(st));
-	/* As the Docker backend's --dns-opt: a name that will not resolve fails at once. */
-	if (!run->egress_open)
-		set(spec, "dnsConfig", json_pack("{s:[{s:s, s:s}, {s:s, s:s}]}", "options", "name",
-		    "timeout", "value", "1", "name", "attempts", "value", "1"));
+	/*
+	 * A restricted run resolves no name (egress_rules says why): its only resolver is
+	 * the pod's own loopback, where nothing answers, so a lookup fails at once, as with
+	 * the Docker backend's --dns-opt. The proxy's name, when the URL has one, is in
+	 * /etc/hosts with the address of its Service (hostAliases, found by the CLI).
+	 */
+	if (!run->egress_open) {
+		set(spec, "dnsPolicy", jstr("None"));
+		set(spec, "dnsConfig", json_pack("{s:[s], s:[{s:s, s:s}, {s:s, s:s}]}",
+		    "nameservers", "127.0.0.1", "options", "name", "timeout", "value", "1", "name",
+		    "attempts", "value", "1"));
+		if (run->uses_model && st->proxy_alias_ip != NULL)
+			set(spec, "hostAliases", json_pack("[{s:s, s:[s]}]", "ip",
+			    st->proxy_alias_ip, "hostnames", st->proxy_alias_host));
+	}
 	for (size_t i = 0; i < SB_ARRAY_SIZE(volumes); i++)
 		push(init, prepare_container(run, st, i));
 	set(spec, "initContainers", init);
@@ -826,6 +843,67 @@ check_run(const struct k8s_run *run, const struct k8s_settings *st, struct sb_er
 	return 0;
 }
 
+/* An IPv4 or IPv6 address, as text. */
+static bool
+ip_literal(const char *s)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+/* A host name for /etc/hosts: DNS labels of [a-z0-9-], dot-separated, at most 253. */
+static bool
+host_name_valid(const char *s)
+{
+	_cleanup_free_ char *copy = sb_xstrdup(s);
+	char *save = NULL;
+	size_t n = 0;
+
+	if (*s == '\0' || strlen(s) > 253 || s[strlen(s) - 1] == '.' || *s == '.' ||
+	    strstr(s, "..") != NULL)
+		return false;
+	for (char *l = strtok_r(copy, ".", &save); l != NULL; l = strtok_r(NULL, ".", &save), n++)
+		if (!k8s_dns_label_valid(l))
+			return false;
+	return n > 0;
+}
+
+int
+k8s_proxy_service(const char *url, const char *namespace, char **ret_host,
+    char **ret_service, struct sb_error **err)
+{
+	const char *h = strstr(url, "://"), *end;
+	_cleanup_free_ char *host = NULL, *copy = NULL;
+	char *save = NULL, *name, *ns, *svc;
+
+	*ret_host = *ret_service = NULL;
+	if (h == NULL)
+		return sb_error_set(err, EINVAL, "SSEBENCH_K8S_PROXY_URL: not a URL");
+	h += 3;
+	if (*h == '[') { /* an IPv6 address: nothing to resolve */
+		return 0;
+	}
+	end = h + strcspn(h, ":/?#");
+	host = sb_xstrndup(h, (size_t)(end - h));
+	if (ip_literal(host))
+		return 0;
+	/* NAME, NAME.NS, NAME.NS.svc or NAME.NS.svc.<cluster domain>: a Service. */
+	copy = sb_xstrdup(host);
+	name = strtok_r(copy, ".", &save);
+	ns = strtok_r(NULL, ".", &save);
+	svc = strtok_r(NULL, ".", &save);
+	if (!host_name_valid(host) || name == NULL || (ns != NULL && strcmp(ns, namespace) != 0) ||
+	    (svc != NULL && strcmp(svc, "svc") != 0))
+		return sb_error_set(err, EINVAL, "SSEBENCH_K8S_PROXY_URL: a restricted run "
+		    "resolves no name, so the proxy's host must be an address or its Service in "
+		    "the runs' namespace (NAME, NAME.%s or NAME.%s.svc...), not '%s'", namespace,
+		    namespace, host);
+	*ret_service = sb_xstrdup(name);
+	*ret_host = TAKE_PTR(host);
+	return 0;
+}
+
 /* The proxy's side of the settings, for a run that uses the model. */
 static int
 check_proxy(const struct k8s_settings *st, struct sb_error **err)
@@ -833,6 +911,11 @@ check_proxy(const struct k8s_settings *st, struct sb_error **err)
 	if (st->proxy_pods.n == 0 || st->proxy_port == 0 || st->proxy_port > 65535)
 		return sb_error_set(err, EINVAL, "k8s: the run uses the model proxy, and the "
 						 "settings select no proxy pods or port");
+	if ((st->proxy_alias_ip == NULL) != (st->proxy_alias_host == NULL) ||
+	    (st->proxy_alias_ip != NULL && (!ip_literal(st->proxy_alias_ip) ||
+					       !host_name_valid(st->proxy_alias_host))))
+		return sb_error_set(err, EINVAL, "k8s: the proxy's host alias is not an address "
+						 "and a host name");
 	for (size_t i = 0; i < st->proxy_pods.n; i++) {
 		const char *kv = st->proxy_pods.v[i];
 		const char *eq = strchr(kv, '=');

@@ -30,6 +30,9 @@ struct k8s_settings {
 	const char *namespace;	  /* metadata.namespace of every object */
 	struct sb_argv proxy_pods; /* "KEY=VALUE" labels that select the proxy's pods */
 	unsigned proxy_port;	  /* the proxy's TCP port on those pods */
+	/* A restricted run, which resolves no name: the proxy URL's host and its Service's
+	 * address, for the pod's /etc/hosts (k8s_proxy_service); NULL for an address. */
+	const char *proxy_alias_host, *proxy_alias_ip;
 	/* A seccomp profile on the node, relative to the kubelet's seccomp directory (type
 	 * Localhost), or NULL for the runtime's default (k8s.c, job_pod_security). */
 	const char *seccomp_localhost;
@@ -119,6 +122,15 @@ bool k8s_dns_label_valid(const char *s);
 int k8s_proxy_settings(const char *url, const char *selector, const char *port,
     struct k8s_settings *st, struct sb_error **err);
 bool k8s_proxy_url_valid(const char *url);
+
+/*
+ * A restricted run has no DNS (k8s.c, egress_rules): when the proxy URL's host is a name,
+ * it must be a Service in the runs' namespace (NAME, NAME.NS, NAME.NS.svc[.DOMAIN]), whose
+ * address the CLI puts in the pod's /etc/hosts. *ret_host gets the host and *ret_service
+ * the Service's name, both NULL for an address. EINVAL for any other host.
+ */
+int k8s_proxy_service(const char *url, const char *namespace, char **ret_host,
+    char **ret_service, struct sb_error **err);
 
 /*
  * The three objects of the run, as a "List" (apiVersion v1, items: NetworkPolicy, Secret,

@@ -2,6 +2,7 @@
 /* kubectl.c: driving kubectl with argv vectors (see kubectl.h). */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -312,6 +313,31 @@ kube_collect(const struct kube *k, const char *pod, const char *tree, const char
 	    "--one-file-system", "--hard-dereference", "-C", K8S_COLLECT_ROOT, "-cf", "-", tree,
 	    NULL);
 	return kube_to_file(k, &a, path, 0600, max_bytes, err);
+}
+
+int
+kube_service_ip(const struct kube *k, const char *name, char **ret, struct sb_error **err)
+{
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_free_ char *out = NULL;
+	json_auto_t *svc = NULL;
+	const char *ip;
+	unsigned char buf[16];
+
+	*ret = NULL;
+	sb_argv_pushl(&a, "get", "service", name, "-o", "json", "--ignore-not-found", NULL);
+	if (kube_run(k, &a, NULL, 0, 0, &out, err) != 0)
+		return -1;
+	if (out == NULL || *out == '\0')
+		return sb_error_set(err, ENOENT, "no Service '%s' in namespace %s", name,
+		    k->namespace);
+	svc = json_loads(out, 0, NULL);
+	ip = json_string_value(json_object_get(json_object_get(svc, "spec"), "clusterIP"));
+	if (ip == NULL || (inet_pton(AF_INET, ip, buf) != 1 && inet_pton(AF_INET6, ip, buf) != 1))
+		return sb_error_set(err, EINVAL, "the Service '%s' in namespace %s has no address "
+		    "(a headless Service?)", name, k->namespace);
+	*ret = sb_xstrdup(ip);
+	return 0;
 }
 
 int

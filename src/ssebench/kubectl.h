@@ -73,6 +73,10 @@ bool kube_reason_fatal(const char *reason);
 int kube_collect(const struct kube *k, const char *pod, const char *tree, const char *path,
     uint64_t max_bytes, struct sb_error **err);
 
+/* The address (spec.clusterIP) of the Service name in the namespace: EINVAL for a
+ * Service without one (headless), ENOENT when there is none. *ret is malloc'd. */
+int kube_service_ip(const struct kube *k, const char *name, char **ret, struct sb_error **err);
+
 /*
  * Write text (one line, "revoked" or why not) as the answer of a run with a model to the
  * end of its agent phase, through the collect container into the volume the sandbox

@@ -14,7 +14,8 @@
 #   - a run with a model (the caller agent of tests/e2e/agents, a stand-in proxy on this host):
 #     the pod reaches the proxy with the run's key from its Secret, the CLI sees the agent
 #     phase end by the collect container's readiness, revokes the key and says so through
-#     that container, and the pod grades only after that word;
+#     that container, and the pod grades only after that word; a restricted one resolves no
+#     name, and finds the proxy's Service in its /etc/hosts;
 #   - with SSEBENCH_K8S_REGISTRY (a registry of the test's own on loopback) a run pushes its
 #     image and its Job names it by the pushed digest, which the node pulls;
 #   - runs list, inspect and logs see a running run (the sleeper agent of tests/e2e/agents,
@@ -81,7 +82,7 @@ set -a
 eval "$("$K8S_UP" --env)"
 set +a
 [ -n "${SSEBENCH_K8S_HOST:-}" ] || diag "no SSEBENCH_K8S_HOST: the bridge has no address"
-plan 50
+plan 56
 
 # run_k RESULT_VAR ARGS...: `ssebench run --json ARGS...`; the run's directory in RESULT_VAR_dir.
 run_k() {
@@ -115,9 +116,9 @@ run_k res --local "$PILOT" --task "$TASK" --agent reference --timeout 900
 is "$res_rc" 1 "reference, restricted egress: exit 1 (not scored)"
 like "$res_err" "NOT SCORED" "restricted: NOT SCORED is said"
 is "$(field "$res_dir/isolation.json" 'd["outcome"]')" unscored "restricted: isolation.json: unscored"
-like "$(field "$res_dir/isolation.json" '" ".join(d["failed"])')" \
-	"network_internal.*host_unreachable|host_unreachable.*network_internal" \
-	"restricted: it names network_internal and host_unreachable"
+is "$(field "$res_dir/isolation.json" '" ".join(sorted(d["failed"]))')" \
+	"host_unreachable network_internal" \
+	"restricted: it names network_internal and host_unreachable, and nothing else failed (a cluster that enforces the policy scores it)"
 like "$(field "$res_dir/isolation.json" 'd["phases"]["before_agent"]["host_unreachable"]["detail"]')" \
 	"answered|accepted" "restricted: the node's address answered a pod the policy forbids it"
 is "$(field "$res_dir/summary.json" 'd["scored"]')" False "restricted: summary: not scored"
@@ -163,6 +164,35 @@ is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $run_key"
 	-d '{"model": "stub-model"}' "http://127.0.0.1:$STUB_PORT/v1/chat/completions")" 401 \
 	"a run with a model: the key is refused afterwards"
 is "$(grep -rlF -- "$run_key" "$mod_dir" 2>/dev/null)" "" "a run with a model: the key is in no file of the run directory"
+is "$(grep -c '^nameserver 127\.0\.0\.1$' "$mod_dir/archive/net.txt" 2>/dev/null)" 0 \
+	"a run with open egress keeps the cluster's resolver"
+
+# Restricted, the proxy named by its Service: the pod resolves no name (its only resolver
+# is its own loopback, and its policy has no DNS rule), and the Service's address, which the
+# CLI looked up with the runner's token, is in its /etc/hosts. (This cluster has no
+# kube-proxy: the address leads nowhere here, and the run is unscored as every restricted
+# run on it.)
+k create service clusterip litellm --tcp=4000:4000 >/dev/null 2>&1 || diag "cannot create Service litellm"
+svc_ip=$(k get service litellm -o jsonpath='{.spec.clusterIP}' 2>/dev/null)
+run_cmd msv env -C "$SB_TMP/ws" LITELLM_MASTER_KEY="$STUB_MASTER" \
+	SSEBENCH_PROXY_ADMIN_URL="http://127.0.0.1:$STUB_PORT" \
+	SSEBENCH_K8S_PROXY_URL="http://litellm.$SSEBENCH_K8S_NAMESPACE.svc:4000" \
+	"$SSEBENCH" run --json --local "$SMALL_DATASET" --task "$SMALL" --agent caller \
+	--model stub-model --timeout 900
+msv_dir=$(printf '%s\n' "$msv_out" | jq -r '.results_dir // empty' 2>/dev/null)
+is "$msv_rc" 1 "restricted, the proxy by its Service: graded, not scored here (exit 1)"
+[ "$msv_rc" = 1 ] || diag "$(printf '%s\n' "$msv_err" | tail -n 25)"
+like "$(cat "$msv_dir/archive/net.txt" 2>/dev/null)" "^${svc_ip//./\\.}[[:space:]]+litellm\\.$SSEBENCH_K8S_NAMESPACE\\.svc\$" \
+	"restricted: the pod's /etc/hosts names the proxy's Service by its address ($svc_ip)"
+is "$(grep '^nameserver' "$msv_dir/archive/net.txt" 2>/dev/null)" "nameserver 127.0.0.1" \
+	"restricted: the pod's only resolver is its own loopback (no DNS)"
+run_cmd msv2 env -C "$SB_TMP/ws" LITELLM_MASTER_KEY="$STUB_MASTER" \
+	SSEBENCH_PROXY_ADMIN_URL="http://127.0.0.1:$STUB_PORT" \
+	SSEBENCH_K8S_PROXY_URL="http://proxy.example.org:4000" \
+	"$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent caller --model stub-model
+is "$msv2_rc" 1 "restricted, the proxy by an outside name: refused (exit 1)"
+like "$msv2_err" "resolves no name" "restricted, the proxy by an outside name: and why"
+k delete service litellm >/dev/null 2>&1
 kill "$STUB_PID" 2>/dev/null
 STUB_PID=
 

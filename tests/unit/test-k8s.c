@@ -424,7 +424,7 @@ END_TEST
 /* Descriptions that cannot make valid objects: refused, nothing returned. */
 enum bad { BAD_CPUS, BAD_MEMORY, BAD_ENV, BAD_ENV_NAME, BAD_SELECTOR, BAD_NO_PROXY, BAD_PORT,
 	BAD_NAMESPACE, BAD_UTF8, BAD_SOURCE, BAD_SOURCE_ROOT, BAD_RUNTIME, BAD_TIMEOUT, BAD_SECCOMP,
-	BAD_NO_CPUS, BAD_NO_MEMORY, BAD_COUNT };
+	BAD_NO_CPUS, BAD_NO_MEMORY, BAD_ALIAS_IP, BAD_ALIAS_HOST, BAD_ALIAS_HALF, BAD_COUNT };
 
 START_TEST(test_refused)
 {
@@ -442,6 +442,9 @@ START_TEST(test_refused)
 	case BAD_SELECTOR: sb_argv_push(&st.proxy_pods, "app=a b"); break;
 	case BAD_NO_PROXY: sb_argv_release(&st.proxy_pods); break;
 	case BAD_PORT: st.proxy_port = 70000; break;
+	case BAD_ALIAS_IP: st.proxy_alias_ip = "10.0.0.1\n"; st.proxy_alias_host = "litellm"; break;
+	case BAD_ALIAS_HOST: st.proxy_alias_ip = "10.0.0.1"; st.proxy_alias_host = "a b\n"; break;
+	case BAD_ALIAS_HALF: st.proxy_alias_ip = "10.0.0.1"; break;
 	case BAD_NAMESPACE: st.namespace = "Kube System"; break;
 	case BAD_UTF8: run.model = "\xff\xfe"; break;
 	case BAD_SOURCE: run.source = "/src/../etc"; break;
@@ -577,6 +580,83 @@ START_TEST(test_proxy_settings)
 }
 END_TEST
 
+/* The proxy's host for a restricted run, which resolves no name: an address or a Service. */
+static const struct {
+	const char *url, *host, *service; /* host NULL and ok: an address */
+	int ok;
+} services[] = {
+	{ "http://10.96.0.10:4000", NULL, NULL, 1 },
+	{ "http://[fd00::10]:4000", NULL, NULL, 1 },
+	{ "http://litellm:4000", "litellm", "litellm", 1 },
+	{ "http://litellm.ssebench:4000/v1", "litellm.ssebench", "litellm", 1 },
+	{ "http://litellm.ssebench.svc:4000", "litellm.ssebench.svc", "litellm", 1 },
+	{ "https://litellm.ssebench.svc.cluster.local", "litellm.ssebench.svc.cluster.local",
+	    "litellm", 1 },
+	{ "http://litellm.other.svc:4000", NULL, NULL, 0 },
+	{ "http://litellm.ssebench.pod:4000", NULL, NULL, 0 },
+	{ "http://proxy.example.org:4000", NULL, NULL, 0 },
+	{ "http://LiteLLM:4000", NULL, NULL, 0 },
+	{ "http://lite_llm:4000", NULL, NULL, 0 },
+	{ "http://litellm..ssebench:4000", NULL, NULL, 0 },
+};
+
+START_TEST(test_proxy_service)
+{
+	struct sb_error *err = NULL;
+	char *host = NULL, *service = NULL;
+	int rc = k8s_proxy_service(services[_i].url, "ssebench", &host, &service, &err);
+
+	ck_assert_msg((rc == 0) == services[_i].ok, "%s: %s", services[_i].url,
+	    err != NULL ? sb_error_message(err) : "accepted");
+	if (rc == 0) {
+		ck_assert_pstr_eq(host, services[_i].host);
+		ck_assert_pstr_eq(service, services[_i].service);
+	} else {
+		ck_assert_ptr_null(host);
+		ck_assert_ptr_null(service);
+		ck_assert_int_eq(sb_error_code(err), EINVAL);
+	}
+	free(host);
+	free(service);
+	sb_error_release(&err);
+}
+END_TEST
+
+/*
+ * A restricted run resolves no name: no DNS rule in its policy, no resolver but its own
+ * loopback; the proxy's Service is in its /etc/hosts. An open run keeps the cluster's DNS.
+ */
+START_TEST(test_restricted_dns)
+{
+	struct k8s_run run = K8S_RUN_INIT;
+	struct k8s_settings st = K8S_SETTINGS_INIT;
+	json_t *list, *p;
+	_cleanup_free_ char *np = NULL, *hosts = NULL, *dns = NULL;
+
+	fixture(_i == 0 ? "dummy" : "open", &run, &st);
+	st.proxy_alias_host = "litellm.ssebench.svc";
+	st.proxy_alias_ip = "10.96.0.10";
+	list = build(&run, &st);
+	p = pod(list);
+	np = sb_json_dumps(json_object_get(item(list, "NetworkPolicy"), "spec"), JSON_COMPACT);
+	ck_assert_int_eq(strstr(np, "kube-dns") != NULL, run.egress_open);
+	if (run.egress_open) {
+		ck_assert_ptr_null(json_object_get(p, "dnsPolicy"));
+		ck_assert_ptr_null(json_object_get(p, "hostAliases"));
+		ck_assert_ptr_null(json_object_get(p, "dnsConfig"));
+	} else {
+		hosts = sb_json_dumps(json_object_get(p, "hostAliases"), JSON_COMPACT);
+		dns = sb_json_dumps(json_object_get(p, "dnsConfig"), JSON_COMPACT);
+		ck_assert_str_eq(json_string_value(json_object_get(p, "dnsPolicy")), "None");
+		ck_assert_str_eq(dns, "{\"nameservers\":[\"127.0.0.1\"],\"options\":[{\"name\":"
+		    "\"timeout\",\"value\":\"1\"},{\"name\":\"attempts\",\"value\":\"1\"}]}");
+		ck_assert_str_eq(hosts, "[{\"ip\":\"10.96.0.10\",\"hostnames\":"
+		    "[\"litellm.ssebench.svc\"]}]");
+	}
+	release(list, &run, &st);
+}
+END_TEST
+
 static Suite *
 k8s_suite(void)
 {
@@ -593,6 +673,8 @@ k8s_suite(void)
 	tcase_add_test(tc, test_seccomp_localhost);
 	tcase_add_loop_test(tc, test_eviction, 0, (int)SB_ARRAY_SIZE(evictions));
 	tcase_add_loop_test(tc, test_proxy_settings, 0, (int)SB_ARRAY_SIZE(proxies));
+	tcase_add_loop_test(tc, test_proxy_service, 0, (int)SB_ARRAY_SIZE(services));
+	tcase_add_loop_test(tc, test_restricted_dns, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
