@@ -121,6 +121,7 @@ load_claims(struct ep_config *c)
 	v = secure_getenv("SSE_ISOLATION");
 	c->isolation_enforced = v == NULL || strcmp(v, "record") != 0;
 	c->net_gateway = env_str("SSE_NET_GATEWAY", NULL);
+	c->net_node = env_str("SSE_NET_NODE", NULL);
 	c->net_canary = env_str("SSE_NET_CANARY", NULL);
 	c->agent_cgroup = env_str("SSE_AGENT_CGROUP", NULL);
 }

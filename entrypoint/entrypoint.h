@@ -81,6 +81,7 @@ struct ep_config {
 	char *daemon_state;  /* SSE_DAEMON_STATE: the daemon's private state */
 	char *reference_path; /* SSE_REFERENCE_PATH: the reference agent's mount */
 	char *net_gateway;   /* SSE_NET_GATEWAY: the host's address on the run's network */
+	char *net_node;	     /* SSE_NET_NODE: a pod's own node (Kubernetes), or NULL */
 	char *net_canary;    /* SSE_NET_CANARY: an address only a way out reaches */
 	char *agent_cgroup;  /* SSE_AGENT_CGROUP: the agent's freezer cgroup, or NULL */
 	bool egress_restricted; /* SSE_EGRESS is not "open" */

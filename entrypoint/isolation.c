@@ -322,7 +322,9 @@ probe_daemon(const char *phase)
  *     gives internal networks a default route all the same, so no route table can tell.
  *   - host_unreachable: the host's address on this network (SSE_NET_GATEWAY), which the
  *     CLI's guard drops (an internal network still reaches the host: docs/running.md,
- *     "A network of its own").
+ *     "A network of its own"); on Kubernetes also the pod's own node (SSE_NET_NODE, from
+ *     the pod's status: docs/kubernetes.md, "Is the policy in force?"), when it is
+ *     another address. An answer of either fails the property (the first failure stands).
  * A connection or a refusal means reachable; silence, or "unreachable", means not. Only the
  * addresses the CLI names are tried, never a guess: no packet is meant for anyone else.
  */
@@ -332,8 +334,10 @@ struct attempt {
 	bool done, connected;
 };
 
+/* optional: an unset env is no attempt, not a failure (SSE_NET_NODE off Kubernetes). */
 static void
-attempt_start(struct attempt *t, const char *env, const char *prop, const char *what)
+attempt_start(struct attempt *t, const char *env, const char *prop, const char *what,
+    bool optional)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PROBE_HOST_PORT) };
 
@@ -343,6 +347,11 @@ attempt_start(struct attempt *t, const char *env, const char *prop, const char *
 	t->fd = -1;
 	t->done = t->connected = false;
 	t->err = 0;
+	if (optional && (t->addr == NULL || *t->addr == '\0')) {
+		t->done = true;
+		t->addr = NULL;
+		return;
+	}
 	if (t->addr == NULL || inet_pton(AF_INET, t->addr, &sa.sin_addr) != 1) {
 		emit(prop, false, "no address for %s: %s is unset", what, env);
 		t->done = true;
@@ -385,17 +394,18 @@ attempt_report(struct attempt *t, bool timed_out)
 static void
 probe_network(void)
 {
-	struct attempt t[2];
+	struct attempt t[3];
 	uint64_t deadline;
 
-	attempt_start(&t[0], "SSE_NET_CANARY", "network_internal", "the egress canary");
-	attempt_start(&t[1], "SSE_NET_GATEWAY", "host_unreachable", "the host");
+	attempt_start(&t[0], "SSE_NET_CANARY", "network_internal", "the egress canary", false);
+	attempt_start(&t[1], "SSE_NET_GATEWAY", "host_unreachable", "the host", false);
+	attempt_start(&t[2], "SSE_NET_NODE", "host_unreachable", "the pod's node", true);
 	deadline = sb_now_ms() + PROBE_CONNECT_MS;
-	while ((!t[0].done || !t[1].done) && sb_now_ms() < deadline) {
-		struct pollfd pfd[2];
-		int n = 0, map[2];
+	while ((!t[0].done || !t[1].done || !t[2].done) && sb_now_ms() < deadline) {
+		struct pollfd pfd[3];
+		int n = 0, map[3];
 
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 3; i++)
 			if (!t[i].done) {
 				pfd[n] = (struct pollfd){ .fd = t[i].fd, .events = POLLOUT };
 				map[n++] = i;
@@ -414,7 +424,7 @@ probe_network(void)
 			a->done = true;
 		}
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		attempt_report(&t[i], !t[i].done);
 }
 
@@ -1437,6 +1447,8 @@ probe_env(const struct ep *ep, const struct sb_creds *creds, struct sb_argv *env
 		sb_env_set(env, "SSE_NET_GATEWAY", ep->cfg.net_gateway);
 	if (ep->cfg.net_canary != NULL)
 		sb_env_set(env, "SSE_NET_CANARY", ep->cfg.net_canary);
+	if (ep->cfg.net_node != NULL)
+		sb_env_set(env, "SSE_NET_NODE", ep->cfg.net_node);
 	sb_argv_pushf(env, "SSE_PROBE_UID=%u", (unsigned)creds->uid);
 	sb_argv_pushf(env, "SSE_PROBE_GID=%u", (unsigned)creds->gid);
 	sb_argv_pushf(env, "SSE_PROBE_AGENT_UID=%u", (unsigned)ep->agent_creds.uid);

@@ -1058,6 +1058,7 @@ struct run {
 	/* The Kubernetes backend (docs/kubernetes.md, "The backend"): its settings, the
 	 * objects' name, the pod, the collected tar, whether the objects were made. */
 	bool k8s, k8s_made;
+	bool k8s_probe_node; /* the pod probes its own node (k8s_prepare) */
 	struct kube kube;
 	const char *registry; /* SSEBENCH_K8S_REGISTRY (check_k8s), or NULL */
 	struct k8s_settings ks; /* the proxy's pods and port (check_k8s), for the policy */
@@ -1182,7 +1183,8 @@ check_k8s(struct run *r)
 			if (k8s_proxy_service(url, r->kube.namespace, &r->proxy_alias[0], &service,
 				&err) < 0 ||
 			    (service != NULL &&
-				kube_service_ip(&r->kube, service, &r->proxy_alias[1], &err) < 0)) {
+				kube_service_ip(&r->kube, service, &r->ks.proxy_pods,
+				    &r->proxy_alias[1], &err) < 0)) {
 				sb_error_prefix(&err, "the model proxy for a restricted run");
 				return run_fail(r, &err);
 			}
@@ -1378,9 +1380,10 @@ k8s_probe_addr(const char *name, const char **ret, struct sb_error **err)
  * Phase 3a on Kubernetes: the run's disks are its pod's volumes and its network is its
  * NetworkPolicy, both made with the Job. A restricted run's isolation check in the pod
  * must show the policy in force, not merely stored: it probes two addresses the policy
- * forbids and that answer when reached (SSEBENCH_K8S_CANARY: outside the cluster;
- * SSEBENCH_K8S_HOST: a node's address). Without them the check cannot pass and the run
- * is not scored: silence from an address nobody answers on would prove nothing.
+ * forbids and that answer when reached (SSEBENCH_K8S_CANARY: outside the cluster; the
+ * pod's own node, k8s.c:run_env, and SSEBENCH_K8S_HOST too). Without a canary the
+ * check cannot pass and the run is not scored: silence from an address nobody answers on
+ * would prove nothing.
  */
 static int
 k8s_prepare(struct run *r)
@@ -1399,12 +1402,12 @@ k8s_prepare(struct run *r)
 		return run_fail(r, &err);
 	if (host != NULL)
 		r->rx.gateway = sb_xstrdup(host);
+	r->k8s_probe_node = true;
 	r->rx.canary = canary != NULL;
 	r->rx.canary_addr = canary;
-	if (host == NULL || canary == NULL)
-		sb_log(SB_LOG_WARN, "SSEBENCH_K8S_%s is not set: this run cannot show that its "
-				    "NetworkPolicy is in force, and will not be scored",
-		    host == NULL ? "HOST" : "CANARY");
+	if (canary == NULL)
+		sb_log(SB_LOG_WARN, "SSEBENCH_K8S_CANARY is not set: this run cannot show that its "
+				    "NetworkPolicy is in force, and will not be scored");
 	return 0;
 }
 
@@ -1703,6 +1706,7 @@ k8s_describe(struct run *r, struct k8s_run *kr, char **secrets, char **patch,
 					      : cli_setting("SSEBENCH_K8S_RUNTIME_CLASS", NULL);
 	kr->egress_open = strcmp(o->egress, "open") == 0;
 	kr->uses_model = r->uses_model;
+	kr->probe_node = r->k8s_probe_node;
 	kr->timeout = o->timeout;
 	kr->memory = r->rx.mem;
 	kr->cpus = r->rx.cpus;
@@ -1716,8 +1720,10 @@ k8s_describe(struct run *r, struct k8s_run *kr, char **secrets, char **patch,
 /*
  * A run with a model on Kubernetes, at the end of its agent phase (the collect
  * container's readiness: k8s.c, collect_container): the key goes, and the answer the
- * entrypoint waits for before grading is written through the collect container. A failed
- * answer is said; the entrypoint then grades after its 60 s, and says so in isolation.json.
+ * entrypoint waits for before grading is written through the collect container. Called at
+ * each poll until the answer is written: a key that could not be deleted and an exec that
+ * failed are tried again meanwhile (the entrypoint waits 60 s, then grades and says so in
+ * isolation.json).
  */
 static void
 k8s_phase_end(struct run *r, const char *pod)
@@ -1725,9 +1731,12 @@ k8s_phase_end(struct run *r, const char *pod)
 	struct phase_end *pe = &r->pe;
 	struct sb_error *err = NULL;
 
-	if (!pe->seen) {
+	if (!pe->seen || (!pe->key_revoked && pe->px->minted)) {
+		bool first = !pe->seen;
+
 		pe->what = revoke_run_key(pe);
-		progress("agent phase over: the run's proxy key %s", pe->what);
+		if (first || pe->key_revoked)
+			progress("agent phase over: the run's proxy key %s", pe->what);
 	}
 	/* A failed exec (the API server or the kubelet blinked) is tried again at the next
 	 * poll, while the pod waits its 60 s. */

@@ -316,11 +316,13 @@ kube_collect(const struct kube *k, const char *pod, const char *tree, const char
 }
 
 int
-kube_service_ip(const struct kube *k, const char *name, char **ret, struct sb_error **err)
+kube_service_ip(const struct kube *k, const char *name, const struct sb_argv *labels, char **ret,
+    struct sb_error **err)
 {
 	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
 	_cleanup_free_ char *out = NULL;
 	json_auto_t *svc = NULL;
+	const json_t *sel;
 	const char *ip;
 	unsigned char buf[16];
 
@@ -332,6 +334,21 @@ kube_service_ip(const struct kube *k, const char *name, char **ret, struct sb_er
 		return sb_error_set(err, ENOENT, "no Service '%s' in namespace %s", name,
 		    k->namespace);
 	svc = json_loads(out, 0, NULL);
+	if (!json_is_object(svc))
+		return sb_error_set(err, EIO, "kubectl get service %s: not a JSON object", name);
+	/* Its pods must be the ones the policy lets the run reach, or the model is out of
+	 * reach: found now, not by the agent after the run started. */
+	sel = json_object_get(json_object_get(svc, "spec"), "selector");
+	for (size_t i = 0; i < labels->n; i++) {
+		const char *eq = strchr(labels->v[i], '=');
+		_cleanup_free_ char *key = sb_xstrndup(labels->v[i], (size_t)(eq - labels->v[i]));
+		const char *v = json_string_value(json_object_get(sel, key));
+
+		if (v == NULL || strcmp(v, eq + 1) != 0)
+			return sb_error_set(err, EINVAL, "the Service '%s' does not select the pods "
+			    "of SSEBENCH_K8S_PROXY_SELECTOR (%s), which alone the run's policy lets "
+			    "it reach", name, labels->v[i]);
+	}
 	ip = json_string_value(json_object_get(json_object_get(svc, "spec"), "clusterIP"));
 	if (ip == NULL || (inet_pton(AF_INET, ip, buf) != 1 && inet_pton(AF_INET6, ip, buf) != 1))
 		return sb_error_set(err, EINVAL, "the Service '%s' in namespace %s has no address "

@@ -73,9 +73,11 @@ bool kube_reason_fatal(const char *reason);
 int kube_collect(const struct kube *k, const char *pod, const char *tree, const char *path,
     uint64_t max_bytes, struct sb_error **err);
 
-/* The address (spec.clusterIP) of the Service name in the namespace: EINVAL for a
- * Service without one (headless), ENOENT when there is none. *ret is malloc'd. */
-int kube_service_ip(const struct kube *k, const char *name, char **ret, struct sb_error **err);
+/* The address (spec.clusterIP) of the Service name in the namespace, which must select
+ * pods by every label of labels ("KEY=VALUE"): EINVAL for a Service without an address
+ * (headless) or another selector, ENOENT when there is none. *ret is malloc'd. */
+int kube_service_ip(const struct kube *k, const char *name, const struct sb_argv *labels,
+    char **ret, struct sb_error **err);
 
 /*
  * Write text (one line, "revoked" or why not) as the answer of a run with a model to the

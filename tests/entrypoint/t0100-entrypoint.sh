@@ -776,6 +776,30 @@ if command -v python3 >/dev/null; then
 	rm -rf "$A" "$R/agent-phase-ended"
 fi
 
+# --- the network probe's host addresses: SSE_NET_GATEWAY, and SSE_NET_NODE (a pod's node) ------
+# In a network namespace of its own with loopback only: 10.99.0.x has no route (silence,
+# held), 127.0.0.1 refuses the probe's port (an answer). Only packets to ourselves.
+if command -v python3 >/dev/null && command -v unshare >/dev/null && command -v ip >/dev/null; then
+	net_ep() { # NAME=VALUE...: run_ep in the namespace
+		reset_archive
+		timeout -s KILL 120 unshare -n sh -c 'ip link set lo up && exec "$@"' sh \
+			env -i "${ep_env[@]}" SSE_EGRESS=restricted SSE_NET_CANARY=10.99.0.1 \
+			SSE_NET_GATEWAY=10.99.0.2 "$@" "$EP" -- "$B/probe" >"$SB_TMP/ep.out" 2>&1
+		ep_rc=$?
+	}
+	hu='d["phases"]["before_agent"]["host_unreachable"]'
+	net_ep
+	is "$(jget "$R/isolation.json" "($hu[\"status\"], d[\"phases\"][\"before_agent\"][\"network_internal\"][\"status\"])")" \
+		"('held', 'held')" "network probe: a silent host address and canary hold"
+	net_ep SSE_NET_NODE=127.0.0.1
+	is "$(jget "$R/isolation.json" "$hu[\"status\"]")" failed \
+		"network probe: the pod's node answering fails host_unreachable, though the host address is silent"
+	like "$(jget "$R/isolation.json" "$hu[\"detail\"]")" "the pod's node 127\\.0\\.0\\.1:[0-9]+ answered" \
+		"network probe: and the detail names the node"
+	net_ep SSE_NET_NODE=
+	is "$(jget "$R/isolation.json" "$hu[\"status\"]")" held "network probe: an empty SSE_NET_NODE is no probe"
+fi
+
 # --- sidecar mode: the task side and the agent side, two entrypoints sharing the results ---------
 # On the host both "containers" share every path; what matters here is the hand-over: the
 # agent side runs nothing until the task side has recorded its isolation, and a property that

@@ -82,7 +82,10 @@ set -a
 eval "$("$K8S_UP" --env)"
 set +a
 [ -n "${SSEBENCH_K8S_HOST:-}" ] || diag "no SSEBENCH_K8S_HOST: the bridge has no address"
-plan 56
+# The node's own address, which a restricted pod probes too (from its status).
+NODE_IP=$(k get nodes -o jsonpath='{.items[0].status.addresses[?(@.type=="InternalIP")].address}' 2>/dev/null)
+[ -n "$NODE_IP" ] || diag "the node has no InternalIP"
+plan 59
 
 # run_k RESULT_VAR ARGS...: `ssebench run --json ARGS...`; the run's directory in RESULT_VAR_dir.
 run_k() {
@@ -121,6 +124,15 @@ is "$(field "$res_dir/isolation.json" '" ".join(sorted(d["failed"]))')" \
 	"restricted: it names network_internal and host_unreachable, and nothing else failed (a cluster that enforces the policy scores it)"
 like "$(field "$res_dir/isolation.json" 'd["phases"]["before_agent"]["host_unreachable"]["detail"]')" \
 	"answered|accepted" "restricted: the node's address answered a pod the policy forbids it"
+# Without SSEBENCH_K8S_HOST the pod probes its own node's address (status.hostIP), which
+# pods here have no route to: that property holds, and the canary's answer still fails the run.
+run_cmd nod env -u SSEBENCH_K8S_HOST "$SSEBENCH" run --json --local "$SMALL_DATASET" --task "$SMALL" \
+	--agent dummy --timeout 900
+nod_dir=$(printf '%s\n' "$nod_out" | jq -r '.results_dir // empty' 2>/dev/null)
+like "$(field "$nod_dir/isolation.json" 'd["phases"]["before_agent"]["host_unreachable"]["detail"]')" \
+	"the host ${NODE_IP//./\\.}:[0-9]+" "restricted, no SSEBENCH_K8S_HOST: the pod probed its own node ($NODE_IP, from its status)"
+is "$nod_rc:$(field "$nod_dir/isolation.json" '" ".join(d["failed"])')" "1:network_internal" \
+	"restricted, no SSEBENCH_K8S_HOST: unscored all the same (the canary answered)"
 is "$(field "$res_dir/summary.json" 'd["scored"]')" False "restricted: summary: not scored"
 
 # --- a run with a model: its key in the Secret, the proxy reached from the pod, the key revoked -
@@ -164,27 +176,39 @@ is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $run_key"
 	-d '{"model": "stub-model"}' "http://127.0.0.1:$STUB_PORT/v1/chat/completions")" 401 \
 	"a run with a model: the key is refused afterwards"
 is "$(grep -rlF -- "$run_key" "$mod_dir" 2>/dev/null)" "" "a run with a model: the key is in no file of the run directory"
-is "$(grep -c '^nameserver 127\.0\.0\.1$' "$mod_dir/archive/net.txt" 2>/dev/null)" 0 \
-	"a run with open egress keeps the cluster's resolver"
-
 # Restricted, the proxy named by its Service: the pod resolves no name (its only resolver
 # is its own loopback, and its policy has no DNS rule), and the Service's address, which the
-# CLI looked up with the runner's token, is in its /etc/hosts. (This cluster has no
-# kube-proxy: the address leads nowhere here, and the run is unscored as every restricted
-# run on it.)
+# CLI looked up with the runner's token, is in its /etc/hosts, read here while the pod lives.
+# (This cluster enforces no policy: the run stops before its agent, unscored, as every
+# restricted run on it.) A Service that selects other pods than the policy allows is refused.
 k create service clusterip litellm --tcp=4000:4000 >/dev/null 2>&1 || diag "cannot create Service litellm"
 svc_ip=$(k get service litellm -o jsonpath='{.spec.clusterIP}' 2>/dev/null)
-run_cmd msv env -C "$SB_TMP/ws" LITELLM_MASTER_KEY="$STUB_MASTER" \
-	SSEBENCH_PROXY_ADMIN_URL="http://127.0.0.1:$STUB_PORT" \
-	SSEBENCH_K8S_PROXY_URL="http://litellm.$SSEBENCH_K8S_NAMESPACE.svc:4000" \
-	"$SSEBENCH" run --json --local "$SMALL_DATASET" --task "$SMALL" --agent caller \
+msv_env=(env -C "$SB_TMP/ws" LITELLM_MASTER_KEY="$STUB_MASTER"
+	SSEBENCH_PROXY_ADMIN_URL="http://127.0.0.1:$STUB_PORT"
+	SSEBENCH_K8S_PROXY_URL="http://litellm.$SSEBENCH_K8S_NAMESPACE.svc:4000")
+run_cmd msv0 "${msv_env[@]}" "$SSEBENCH" run --local "$SMALL_DATASET" --task "$SMALL" --agent caller \
 	--model stub-model --timeout 900
-msv_dir=$(printf '%s\n' "$msv_out" | jq -r '.results_dir // empty' 2>/dev/null)
-is "$msv_rc" 1 "restricted, the proxy by its Service: graded, not scored here (exit 1)"
-[ "$msv_rc" = 1 ] || diag "$(printf '%s\n' "$msv_err" | tail -n 25)"
-like "$(cat "$msv_dir/archive/net.txt" 2>/dev/null)" "^${svc_ip//./\\.}[[:space:]]+litellm\\.$SSEBENCH_K8S_NAMESPACE\\.svc\$" \
+is "$msv0_rc" 1 "restricted, a Service that selects other pods than the policy's: refused (exit 1)"
+like "$msv0_err" "does not select the pods of SSEBENCH_K8S_PROXY_SELECTOR" \
+	"restricted, a Service that selects other pods: and why, before anything is built"
+MSV=k8s-svc-$$
+"${msv_env[@]}" SSEBENCH_K8S_PROXY_SELECTOR=app=litellm "$SSEBENCH" run --local "$SMALL_DATASET" \
+	--task "$SMALL" --agent caller --model stub-model --run-id "$MSV" --timeout 900 \
+	>"$SB_TMP/msv.out" 2>&1 &
+msv_pid=$!
+net=
+for _ in $(seq 240); do
+	pod=$(k get pods -l "ssebench.run=$MSV" -o jsonpath='{.items[0].metadata.name}' 2>/dev/null)
+	[ -n "$pod" ] && net=$(k exec "$pod" -c collect -- cat /etc/hosts /etc/resolv.conf 2>/dev/null) &&
+		[ -n "$net" ] && break
+	kill -0 "$msv_pid" 2>/dev/null || break
+	sleep 0.5
+done
+wait "$msv_pid"
+is "$?" 1 "restricted, the proxy by its Service: the run ends unscored here (exit 1)"
+like "$net" "^${svc_ip//./\\.}[[:space:]]+litellm\\.$SSEBENCH_K8S_NAMESPACE\\.svc\$" \
 	"restricted: the pod's /etc/hosts names the proxy's Service by its address ($svc_ip)"
-is "$(grep '^nameserver' "$msv_dir/archive/net.txt" 2>/dev/null)" "nameserver 127.0.0.1" \
+is "$(printf '%s\n' "$net" | grep '^nameserver')" "nameserver 127.0.0.1" \
 	"restricted: the pod's only resolver is its own loopback (no DNS)"
 run_cmd msv2 env -C "$SB_TMP/ws" LITELLM_MASTER_KEY="$STUB_MASTER" \
 	SSEBENCH_PROXY_ADMIN_URL="http://127.0.0.1:$STUB_PORT" \

@@ -555,6 +555,10 @@ static const struct {
 	{ "http://user:pw@litellm:4000", "a=b", NULL, 0, 0, 0 },
 	{ "http://litellm:99999", "a=b", "4000", 0, 0, 0 },
 	{ "http://litellm:4a", "a=b", "4000", 0, 0, 0 },
+	{ "http://[evil.example.org]:4000", "a=b", NULL, 0, 0, 0 },
+	{ "http://[]:80", "a=b", NULL, 0, 0, 0 },
+	{ "http://[fd00::1]junk", "a=b", NULL, 0, 0, 0 },
+	{ "http://[fd00::1]", "a=b", NULL, 1, 80, 1 },
 };
 
 START_TEST(test_proxy_settings)
@@ -657,6 +661,55 @@ START_TEST(test_restricted_dns)
 }
 END_TEST
 
+/*
+ * A restricted run probes its own node, from the pod's status.hostIP: as SSE_NET_GATEWAY,
+ * or as SSE_NET_NODE when the settings name a host address (SSE_NET_GATEWAY) too.
+ */
+static unsigned
+node_env(json_t *list, const char *want_name)
+{
+	json_t *c = json_array_get(json_object_get(pod(list), "containers"), 0), *v;
+	unsigned n = 0;
+	size_t i;
+
+	json_array_foreach (json_object_get(c, "env"), i, v) {
+		_cleanup_free_ char *text = sb_json_dumps(v, JSON_COMPACT);
+		_cleanup_free_ char *want = sb_xasprintf("{\"name\":\"%s\",\"valueFrom\":"
+		    "{\"fieldRef\":{\"fieldPath\":\"status.hostIP\"}}}", want_name);
+
+		n += json_object_get(v, "valueFrom") != NULL;
+		if (json_object_get(v, "valueFrom") != NULL)
+			ck_assert_str_eq(text, want);
+	}
+	return n;
+}
+
+START_TEST(test_probe_node)
+{
+	struct k8s_run run = K8S_RUN_INIT;
+	struct k8s_settings st = K8S_SETTINGS_INIT;
+	struct sb_error *err = NULL;
+	json_t *list = NULL;
+
+	fixture("dummy", &run, &st);
+	run.probe_node = true;
+	list = build(&run, &st);
+	ck_assert_uint_eq(node_env(list, "SSE_NET_GATEWAY"), 1);
+	json_decref(list);
+	sb_argv_push(&run.env, "SSE_NET_GATEWAY=10.244.0.1");
+	list = build(&run, &st);
+	ck_assert_uint_eq(node_env(list, "SSE_NET_NODE"), 1);
+	json_decref(list);
+	list = NULL;
+	/* An address given as well as taken from the node is refused. */
+	sb_argv_push(&run.env, "SSE_NET_NODE=10.0.0.1");
+	ck_assert_int_lt(k8s_run_manifests(&run, &st, &list, &err), 0);
+	ck_assert_int_eq(sb_error_code(err), EINVAL);
+	sb_error_release(&err);
+	release(NULL, &run, &st);
+}
+END_TEST
+
 static Suite *
 k8s_suite(void)
 {
@@ -675,6 +728,7 @@ k8s_suite(void)
 	tcase_add_loop_test(tc, test_proxy_settings, 0, (int)SB_ARRAY_SIZE(proxies));
 	tcase_add_loop_test(tc, test_proxy_service, 0, (int)SB_ARRAY_SIZE(services));
 	tcase_add_loop_test(tc, test_restricted_dns, 0, 2);
+	tcase_add_test(tc, test_probe_node);
 	suite_add_tcase(s, tc);
 	return s;
 }

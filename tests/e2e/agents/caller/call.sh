@@ -1,10 +1,7 @@
 #!/bin/bash
-# What the pod resolves names with (/etc/hosts, /etc/resolv.conf) into
-# $SSE_ARCHIVE/net.txt; then one chat completion at $SSE_BASE_URL (http://HOST:PORT only)
-# as $SSE_MODEL_NAME with $SSE_API_KEY, at most 20 s, the reply (headers and body) into
-# $SSE_ARCHIVE/model-reply.txt.
+# One chat completion at $SSE_BASE_URL (http://HOST:PORT only) as $SSE_MODEL_NAME with
+# $SSE_API_KEY, at most 20 s, the reply (headers and body) into $SSE_ARCHIVE/model-reply.txt.
 out=$SSE_ARCHIVE/model-reply.txt
-cat /etc/hosts /etc/resolv.conf >"$SSE_ARCHIVE/net.txt" 2>&1
 hp=${SSE_BASE_URL#http://}
 hp=${hp%%/*}
 body="{\"model\": \"$SSE_MODEL_NAME\", \"messages\": [{\"role\": \"user\", \"content\": \"hello\"}]}"
