@@ -121,7 +121,13 @@ load_claims(struct ep_config *c)
 	v = secure_getenv("SSE_ISOLATION");
 	c->isolation_enforced = v == NULL || strcmp(v, "record") != 0;
 	c->net_gateway = env_str("SSE_NET_GATEWAY", NULL);
-	c->net_node = env_str("SSE_NET_NODE", NULL);
+	/* Set but empty is kept: the CLI meant the node to be probed, and an empty address
+	 * fails the property (isolation.c:attempt_start); unset is no probe. */
+	{
+		const char *node = secure_getenv("SSE_NET_NODE");
+
+		c->net_node = node != NULL ? sb_xstrdup(node) : NULL;
+	}
 	c->net_canary = env_str("SSE_NET_CANARY", NULL);
 	c->agent_cgroup = env_str("SSE_AGENT_CGROUP", NULL);
 }

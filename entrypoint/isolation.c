@@ -334,7 +334,8 @@ struct attempt {
 	bool done, connected;
 };
 
-/* optional: an unset env is no attempt, not a failure (SSE_NET_NODE off Kubernetes). */
+/* optional: an unset env is no attempt, not a failure (SSE_NET_NODE off Kubernetes); set,
+ * it must be an address, as the others. */
 static void
 attempt_start(struct attempt *t, const char *env, const char *prop, const char *what,
     bool optional)
@@ -347,13 +348,14 @@ attempt_start(struct attempt *t, const char *env, const char *prop, const char *
 	t->fd = -1;
 	t->done = t->connected = false;
 	t->err = 0;
-	if (optional && (t->addr == NULL || *t->addr == '\0')) {
+	if (optional && t->addr == NULL) {
 		t->done = true;
 		t->addr = NULL;
 		return;
 	}
 	if (t->addr == NULL || inet_pton(AF_INET, t->addr, &sa.sin_addr) != 1) {
-		emit(prop, false, "no address for %s: %s is unset", what, env);
+		emit(prop, false, "no address for %s: %s is unset or not an IPv4 address", what,
+		    env);
 		t->done = true;
 		t->addr = NULL;
 		return;

@@ -1380,10 +1380,10 @@ k8s_probe_addr(const char *name, const char **ret, struct sb_error **err)
  * Phase 3a on Kubernetes: the run's disks are its pod's volumes and its network is its
  * NetworkPolicy, both made with the Job. A restricted run's isolation check in the pod
  * must show the policy in force, not merely stored: it probes two addresses the policy
- * forbids and that answer when reached (SSEBENCH_K8S_CANARY: outside the cluster; the
- * pod's own node, k8s.c:run_env, and SSEBENCH_K8S_HOST too). Without a canary the
- * check cannot pass and the run is not scored: silence from an address nobody answers on
- * would prove nothing.
+ * forbids and that answer when reached (SSEBENCH_K8S_CANARY: outside the cluster;
+ * SSEBENCH_K8S_HOST: the host as pods reach it), and the pod's own node too (k8s.c:
+ * run_env). Without the settings the check cannot pass and the run is not scored: silence
+ * from an address nobody answers on would prove nothing.
  */
 static int
 k8s_prepare(struct run *r)
@@ -1405,9 +1405,10 @@ k8s_prepare(struct run *r)
 	r->k8s_probe_node = true;
 	r->rx.canary = canary != NULL;
 	r->rx.canary_addr = canary;
-	if (canary == NULL)
-		sb_log(SB_LOG_WARN, "SSEBENCH_K8S_CANARY is not set: this run cannot show that its "
-				    "NetworkPolicy is in force, and will not be scored");
+	if (host == NULL || canary == NULL)
+		sb_log(SB_LOG_WARN, "SSEBENCH_K8S_%s is not set: this run cannot show that its "
+				    "NetworkPolicy is in force, and will not be scored",
+		    host == NULL ? "HOST" : "CANARY");
 	return 0;
 }
 
@@ -1731,7 +1732,7 @@ k8s_phase_end(struct run *r, const char *pod)
 	struct phase_end *pe = &r->pe;
 	struct sb_error *err = NULL;
 
-	if (!pe->seen || (!pe->key_revoked && pe->px->minted)) {
+	if (!pe->seen || (!pe->key_revoked && pe->px != NULL && pe->px->minted)) {
 		bool first = !pe->seen;
 
 		pe->what = revoke_run_key(pe);

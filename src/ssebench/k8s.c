@@ -587,21 +587,17 @@ run_env(const struct k8s_run *run)
 		push(env, json_pack("{s:s, s:s}", "name", "SSE_KEY_ANSWER", "value",
 		    KEY_ANSWER_PATH));
 	/*
-	 * An address the isolation check must find silent (host_unreachable): the pod's own
-	 * node, whichever it is scheduled on. A plugin that lets pods reach their own node
-	 * past the policy (a node-local DNS cache, a host-network service) would leave that
-	 * way open, and a fixed address of another node would not show it. The address the
-	 * settings name (SSE_NET_GATEWAY: one the operator knows pods reach) is probed too.
+	 * An address the isolation check must find silent (host_unreachable) besides the one
+	 * the settings name (SSE_NET_GATEWAY: an address the operator knows pods reach when
+	 * nothing stops them): the pod's own node, whichever it is scheduled on. A plugin that
+	 * lets pods reach their own node past the policy (a node-local DNS cache, a service on
+	 * the host's network) would leave that way open, and a fixed address of another node
+	 * would not show it. Never instead of it: a node address the pods have no route to is
+	 * silent whether or not a policy holds (the local cluster's is).
 	 */
-	if (run->probe_node) {
-		bool named = false;
-
-		for (size_t i = 0; i < run->env.n; i++)
-			named = named || strncmp(run->env.v[i], "SSE_NET_GATEWAY=", 16) == 0;
-		push(env, json_pack("{s:s, s:{s:{s:s}}}", "name",
-		    named ? "SSE_NET_NODE" : "SSE_NET_GATEWAY", "valueFrom", "fieldRef",
-		    "fieldPath", "status.hostIP"));
-	}
+	if (run->probe_node)
+		push(env, json_pack("{s:s, s:{s:{s:s}}}", "name", "SSE_NET_NODE", "valueFrom",
+		    "fieldRef", "fieldPath", "status.hostIP"));
 	return env;
 }
 
@@ -965,13 +961,14 @@ k8s_proxy_url_valid(const char *url)
 			return false;
 	/* A host, and no user information (user:password@) to leak into the agent's view. */
 	host = strstr(url, "://") + 3;
-	if (*host == '[') { /* an IPv6 address, then a port or the path */
+	if (*host == '[') { /* an IPv6 address, then the end, a port or the path */
 		const char *rb = strchr(host, ']');
 		_cleanup_free_ char *a = rb != NULL ? sb_xstrndup(host + 1, (size_t)(rb - host - 1))
 						    : NULL;
 		unsigned char buf[sizeof(struct in6_addr)];
 
-		return a != NULL && inet_pton(AF_INET6, a, buf) == 1 && strchr(":/?#", rb[1]) != NULL;
+		return a != NULL && inet_pton(AF_INET6, a, buf) == 1 &&
+		       (rb[1] == '\0' || strchr(":/?#", rb[1]) != NULL);
 	}
 	return strchr("/?#:@", *host) == NULL && memchr(host, '@', strcspn(host, "/?#")) == NULL;
 }

@@ -61,8 +61,8 @@ struct k8s_run {
 	const char *runtime_class; /* runtimeClassName, or NULL for the cluster's default */
 	bool egress_open;	/* --egress open: the internet, minus the private ranges */
 	bool uses_model;	/* the run talks to the model proxy */
-	/* A restricted run probes its own node (the pod's status.hostIP, k8s.c:run_env): as
-	 * SSE_NET_GATEWAY, or as SSE_NET_NODE beside the SSE_NET_GATEWAY env names. */
+	/* A restricted run probes its own node too (SSE_NET_NODE from the pod's
+	 * status.hostIP, k8s.c:run_env), besides the SSE_NET_GATEWAY env names. */
 	bool probe_node;
 	uint64_t timeout;	/* seconds: the agent phase, and the evaluator's own budget */
 	const char *memory;	/* bytes, a decimal integer (the run limit) */

@@ -797,7 +797,8 @@ if command -v python3 >/dev/null && command -v unshare >/dev/null && command -v 
 	like "$(jget "$R/isolation.json" "$hu[\"detail\"]")" "the pod's node 127\\.0\\.0\\.1:[0-9]+ answered" \
 		"network probe: and the detail names the node"
 	net_ep SSE_NET_NODE=
-	is "$(jget "$R/isolation.json" "$hu[\"status\"]")" held "network probe: an empty SSE_NET_NODE is no probe"
+	is "$(jget "$R/isolation.json" "$hu[\"status\"]")" failed \
+		"network probe: an empty SSE_NET_NODE fails (set, the node was meant to be probed)"
 fi
 
 # --- sidecar mode: the task side and the agent side, two entrypoints sharing the results ---------

@@ -82,9 +82,6 @@ set -a
 eval "$("$K8S_UP" --env)"
 set +a
 [ -n "${SSEBENCH_K8S_HOST:-}" ] || diag "no SSEBENCH_K8S_HOST: the bridge has no address"
-# The node's own address, which a restricted pod probes too (from its status).
-NODE_IP=$(k get nodes -o jsonpath='{.items[0].status.addresses[?(@.type=="InternalIP")].address}' 2>/dev/null)
-[ -n "$NODE_IP" ] || diag "the node has no InternalIP"
 plan 59
 
 # run_k RESULT_VAR ARGS...: `ssebench run --json ARGS...`; the run's directory in RESULT_VAR_dir.
@@ -124,15 +121,16 @@ is "$(field "$res_dir/isolation.json" '" ".join(sorted(d["failed"]))')" \
 	"restricted: it names network_internal and host_unreachable, and nothing else failed (a cluster that enforces the policy scores it)"
 like "$(field "$res_dir/isolation.json" 'd["phases"]["before_agent"]["host_unreachable"]["detail"]')" \
 	"answered|accepted" "restricted: the node's address answered a pod the policy forbids it"
-# Without SSEBENCH_K8S_HOST the pod probes its own node's address (status.hostIP), which
-# pods here have no route to: that property holds, and the canary's answer still fails the run.
-run_cmd nod env -u SSEBENCH_K8S_HOST "$SSEBENCH" run --json --local "$SMALL_DATASET" --task "$SMALL" \
-	--agent dummy --timeout 900
+# The pod also probes its own node's address (status.hostIP), which pods here have no route
+# to: silent whether or not a policy holds, so it never stands in for SSEBENCH_K8S_HOST.
+# Without that setting host_unreachable fails for want of an address.
+run_cmd nod env -u SSEBENCH_K8S_HOST "$SSEBENCH" run --json \
+	--local "$SMALL_DATASET" --task "$SMALL" --agent dummy --timeout 900
 nod_dir=$(printf '%s\n' "$nod_out" | jq -r '.results_dir // empty' 2>/dev/null)
+is "$nod_rc:$(field "$nod_dir/isolation.json" '" ".join(sorted(d["failed"]))')" "1:host_unreachable network_internal" \
+	"restricted, no SSEBENCH_K8S_HOST: not scored, host_unreachable failing (the node's own address, silent here, does not stand in)"
 like "$(field "$nod_dir/isolation.json" 'd["phases"]["before_agent"]["host_unreachable"]["detail"]')" \
-	"the host ${NODE_IP//./\\.}:[0-9]+" "restricted, no SSEBENCH_K8S_HOST: the pod probed its own node ($NODE_IP, from its status)"
-is "$nod_rc:$(field "$nod_dir/isolation.json" '" ".join(d["failed"])')" "1:network_internal" \
-	"restricted, no SSEBENCH_K8S_HOST: unscored all the same (the canary answered)"
+	"SSE_NET_GATEWAY is unset" "restricted, no SSEBENCH_K8S_HOST: for want of an address"
 is "$(field "$res_dir/summary.json" 'd["scored"]')" False "restricted: summary: not scored"
 
 # --- a run with a model: its key in the Secret, the proxy reached from the pod, the key revoked -

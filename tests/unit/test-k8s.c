@@ -662,8 +662,9 @@ START_TEST(test_restricted_dns)
 END_TEST
 
 /*
- * A restricted run probes its own node, from the pod's status.hostIP: as SSE_NET_GATEWAY,
- * or as SSE_NET_NODE when the settings name a host address (SSE_NET_GATEWAY) too.
+ * A restricted run probes its own node too, from the pod's status.hostIP, as SSE_NET_NODE:
+ * never as SSE_NET_GATEWAY, the address the settings name (a node address the pods have no
+ * route to is silent whether or not a policy holds).
  */
 static unsigned
 node_env(json_t *list, const char *want_name)
@@ -694,7 +695,7 @@ START_TEST(test_probe_node)
 	fixture("dummy", &run, &st);
 	run.probe_node = true;
 	list = build(&run, &st);
-	ck_assert_uint_eq(node_env(list, "SSE_NET_GATEWAY"), 1);
+	ck_assert_uint_eq(node_env(list, "SSE_NET_NODE"), 1);
 	json_decref(list);
 	sb_argv_push(&run.env, "SSE_NET_GATEWAY=10.244.0.1");
 	list = build(&run, &st);
