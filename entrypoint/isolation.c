@@ -403,17 +403,29 @@ probe_network(void)
 	attempt_start(&t[1], "SSE_NET_GATEWAY", "host_unreachable", "the host", false);
 	attempt_start(&t[2], "SSE_NET_NODE", "host_unreachable", "the pod's node", true);
 	deadline = sb_now_ms() + PROBE_CONNECT_MS;
-	while ((!t[0].done || !t[1].done || !t[2].done) && sb_now_ms() < deadline) {
+	/*
+	 * Until every attempt is done or the deadline has passed, and then one look more
+	 * without waiting: a probe held up past its deadline (a loaded node) must still see
+	 * an answer that came meanwhile, not call it silence.
+	 */
+	for (;;) {
 		struct pollfd pfd[3];
 		int n = 0, map[3];
+		uint64_t now = sb_now_ms();
+		int left = now < deadline ? (int)(deadline - now) : 0;
 
 		for (int i = 0; i < 3; i++)
 			if (!t[i].done) {
 				pfd[n] = (struct pollfd){ .fd = t[i].fd, .events = POLLOUT };
 				map[n++] = i;
 			}
-		if (poll(pfd, (nfds_t)n, (int)(deadline - sb_now_ms())) <= 0)
+		if (n == 0)
+			break;
+		if (poll(pfd, (nfds_t)n, left) <= 0) {
+			if (left == 0)
+				break;
 			continue;
+		}
 		for (int k = 0; k < n; k++) {
 			struct attempt *a = &t[map[k]];
 			socklen_t len = sizeof(a->err);
@@ -425,6 +437,8 @@ probe_network(void)
 			a->connected = a->err == 0;
 			a->done = true;
 		}
+		if (left == 0)
+			break;
 	}
 	for (int i = 0; i < 3; i++)
 		attempt_report(&t[i], !t[i].done);
