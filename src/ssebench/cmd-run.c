@@ -1167,10 +1167,7 @@ check_k8s(struct run *r)
 			cli_setting("SSEBENCH_K8S_PROXY_PORT", NULL), &r->ks, &err) < 0)
 			return run_fail(r, &err);
 		free(r->px.agent_url);
-		r->px.agent_url = sb_xstrdup(url);
-		/* As proxy_configure trims SSEBENCH_PROXY_URL: agents append "/v1/...". */
-		for (size_t n = strlen(r->px.agent_url); n > 0 && r->px.agent_url[n - 1] == '/';)
-			r->px.agent_url[--n] = '\0';
+		r->px.agent_url = proxy_url_trimmed(url);
 		if (r->px.master_key == NULL)
 			sb_log(SB_LOG_WARN, "SSEBENCH_PROXY_KEY: the fixed key goes into the run's "
 					    "Secret on the cluster, and is not revoked when the run ends "

@@ -858,9 +858,8 @@ check_run(const struct k8s_run *run, const struct k8s_settings *st, struct sb_er
 	return 0;
 }
 
-/* An IPv4 or IPv6 address, as text. */
-static bool
-ip_literal(const char *s)
+bool
+k8s_ip_literal(const char *s)
 {
 	unsigned char buf[sizeof(struct in6_addr)];
 
@@ -901,7 +900,7 @@ k8s_proxy_service(const char *url, const char *namespace, char **ret_host,
 	}
 	end = h + strcspn(h, ":/?#");
 	host = sb_xstrndup(h, (size_t)(end - h));
-	if (ip_literal(host))
+	if (k8s_ip_literal(host))
 		return 0;
 	/* NAME, NAME.NS, NAME.NS.svc or NAME.NS.svc.<cluster domain>: a Service. */
 	copy = sb_xstrdup(host);
@@ -927,7 +926,7 @@ check_proxy(const struct k8s_settings *st, struct sb_error **err)
 		return sb_error_set(err, EINVAL, "k8s: the run uses the model proxy, and the "
 						 "settings select no proxy pods or port");
 	if ((st->proxy_alias_ip == NULL) != (st->proxy_alias_host == NULL) ||
-	    (st->proxy_alias_ip != NULL && (!ip_literal(st->proxy_alias_ip) ||
+	    (st->proxy_alias_ip != NULL && (!k8s_ip_literal(st->proxy_alias_ip) ||
 					       !host_name_valid(st->proxy_alias_host))))
 		return sb_error_set(err, EINVAL, "k8s: the proxy's host alias is not an address "
 						 "and a host name");

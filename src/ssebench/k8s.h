@@ -125,6 +125,8 @@ bool k8s_dns_label_valid(const char *s);
 int k8s_proxy_settings(const char *url, const char *selector, const char *port,
     struct k8s_settings *st, struct sb_error **err);
 bool k8s_proxy_url_valid(const char *url);
+/* An IPv4 or IPv6 address, as text. */
+bool k8s_ip_literal(const char *s);
 
 /*
  * A restricted run has no DNS (k8s.c, egress_rules): when the proxy URL's host is a name,

@@ -2,7 +2,6 @@
 /* kubectl.c: driving kubectl with argv vectors (see kubectl.h). */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -324,7 +323,6 @@ kube_service_ip(const struct kube *k, const char *name, const struct sb_argv *la
 	json_auto_t *svc = NULL;
 	const json_t *sel;
 	const char *ip;
-	unsigned char buf[16];
 
 	*ret = NULL;
 	sb_argv_pushl(&a, "get", "service", name, "-o", "json", "--ignore-not-found", NULL);
@@ -350,7 +348,7 @@ kube_service_ip(const struct kube *k, const char *name, const struct sb_argv *la
 			    "it reach", name, labels->v[i]);
 	}
 	ip = json_string_value(json_object_get(json_object_get(svc, "spec"), "clusterIP"));
-	if (ip == NULL || (inet_pton(AF_INET, ip, buf) != 1 && inet_pton(AF_INET6, ip, buf) != 1))
+	if (ip == NULL || !k8s_ip_literal(ip))
 		return sb_error_set(err, EINVAL, "the Service '%s' in namespace %s has no address "
 		    "(a headless Service?)", name, k->namespace);
 	*ret = sb_xstrdup(ip);
@@ -360,16 +358,22 @@ kube_service_ip(const struct kube *k, const char *name, const struct sb_argv *la
 int
 kube_key_answer(const struct kube *k, const char *pod, const char *text, struct sb_error **err)
 {
-	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT;
+	_cleanup_argv_ struct sb_argv a = SB_ARGV_INIT, b = SB_ARGV_INIT;
+	_cleanup_free_ char *line = sb_xasprintf("%s\n", text);
 
 	/*
-	 * The pod's own shell for a rename, the text and paths as its arguments, never in
-	 * the script: the entrypoint must read the whole line or nothing.
+	 * Argument vectors, no shell: the line goes in on tee's stdin to a file beside the
+	 * answer, then a rename puts it in place in one step: the entrypoint reads the whole
+	 * line or nothing.
 	 */
-	sb_argv_pushl(&a, "exec", pod, "-c", "collect", "--", "/bin/sh", "-c",
-	    "printf '%s\\n' \"$1\" >\"$2/.answer\" && mv -f \"$2/.answer\" \"$2/$3\"", "sh",
-	    text, K8S_KEY_ANSWER_DIR, K8S_KEY_ANSWER_FILE, NULL);
-	return kube_run(k, &a, NULL, 0, KUBE_ANSWER_MS, NULL, err) == 0 ? 0 : -1;
+	sb_argv_pushl(&a, "exec", "-i", pod, "-c", "collect", "--", "/usr/bin/tee",
+	    K8S_KEY_ANSWER_DIR "/.answer", NULL);
+	sb_argv_pushl(&b, "exec", pod, "-c", "collect", "--", "/bin/mv", "-f",
+	    K8S_KEY_ANSWER_DIR "/.answer", K8S_KEY_ANSWER_DIR "/" K8S_KEY_ANSWER_FILE, NULL);
+	if (kube_run(k, &a, line, strlen(line), KUBE_ANSWER_MS, NULL, err) != 0 ||
+	    kube_run(k, &b, NULL, 0, KUBE_ANSWER_MS, NULL, err) != 0)
+		return -1;
+	return 0;
 }
 
 int

@@ -20,8 +20,8 @@
 
 #define PROXY_CALL_MS 20000
 
-static char *
-trimmed_url(const char *u)
+char *
+proxy_url_trimmed(const char *u)
 {
 	char *s = sb_xstrdup(u);
 	size_t n = strlen(s);
@@ -65,7 +65,7 @@ proxy_admin_url(struct sb_error **err)
 			sb_error_set(err, EINVAL, "SSEBENCH_PROXY_ADMIN_URL must be an http(s) URL");
 			return NULL;
 		}
-		return trimmed_url(admin);
+		return proxy_url_trimmed(admin);
 	}
 	if (proxy_port(&port, err) < 0)
 		return NULL;
@@ -131,7 +131,7 @@ proxy_configure(struct proxy *p, struct sb_error **err)
 	admin = proxy_admin_url(err);
 	if (admin == NULL)
 		return -1;
-	p->agent_url = trimmed_url(agent);
+	p->agent_url = proxy_url_trimmed(agent);
 	p->admin_url = admin;
 	/*
 	 * No container named: the one `ssebench proxy up` makes, when there is one (ours by

@@ -60,6 +60,9 @@ struct proxy {
  */
 int proxy_configure(struct proxy *p, struct sb_error **err);
 
+/* u without its trailing slashes (malloc'd): agents append "/v1/...". */
+char *proxy_url_trimmed(const char *u);
+
 /* SSEBENCH_PROXY_ADMIN_URL (trailing slashes dropped), else http://127.0.0.1:$LITELLM_PORT. */
 char *proxy_admin_url(struct sb_error **err);
 
